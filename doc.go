@@ -1,0 +1,31 @@
+// Package pipeline runs one unit of work, a [Func], through an ordered list of
+// stages that protect the program from its dependency and the dependency from the
+// program. The recommended order is
+//
+//	timeout -> retry (funded by a retry budget) -> circuit breaker -> hedge -> fn
+//
+// but any [Policy] composes with any other, and a caller's own stage is written the
+// same way the built-in ones are.
+//
+// # How a call flows
+//
+// [New] composes stages, the first outermost. [Pipeline.Execute] hands the call to
+// the first stage together with a [Next], its handle on the rest of the chain.
+// Each stage decides whether, when and how often to call [Next.Run]; the last Run
+// calls fn. Right after fn returns, the pipeline classifies the attempt once,
+// with the rules of package outcome and the pipeline's [Options].Classifier, and
+// every stage on the way out reads that one [outcome.Verdict] in the [Result].
+//
+// # What stages share
+//
+// Through Next, every stage (built-in or not) sees the same things: the attempt
+// number ([Next.Attempt]), the pipeline's clock ([Next.Clock]) and its event hook
+// ([Next.Emit]). A stage that refuses or gives up returns a [StopError], the one
+// error type every stage uses, with a [Reason].
+//
+// # Concurrency
+//
+// A Pipeline and every built-in stage are immutable after construction and safe
+// for concurrent use; build them once and share them. No stage holds a lock while
+// the caller's code or an event hook runs.
+package pipeline

@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// Event is something a stage reports through the pipeline's hook ([Options].OnEvent).
+// The events of this module are the struct types in this package and in each
+// stage's package; a user's own stage may emit its own types.
+type Event interface {
+	// Name is a short, stable label for the kind of event, such as "attempt".
+	Name() string
+}
+
+// AttemptFinished reports one attempt of the caller's Func: which attempt it was,
+// its verdict, how long it ran on the pipeline's clock, and its error.
+type AttemptFinished struct {
+	Attempt  int
+	Verdict  outcome.Verdict
+	Duration time.Duration
+	Err      error
+}
+
+// Name returns "attempt".
+func (AttemptFinished) Name() string { return "attempt" }
+
+// Stopped reports a stage refusing a call or giving up on it, with the error the
+// stage returned.
+type Stopped struct {
+	Err *StopError
+}
+
+// Name returns "stopped".
+func (Stopped) Name() string { return "stopped" }

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// Result is what running the rest of a pipeline produced: the value and error the
+// attempt (or an inner stage) returned, and the attempt's verdict. Stages pass it
+// outward, possibly replacing Err with a [StopError]; they never reclassify it.
+type Result[T any] struct {
+	Value   T
+	Err     error
+	Verdict outcome.Verdict
+}
+
+// Next is a stage's handle on everything inside it, and on what the stages of one
+// pipeline share. It is a small value: copy it, but do not keep it after the
+// stage's Execute returns. A stage may call Run any number of times, from any
+// goroutine, provided every call ends before the stage returns or is abandoned
+// with a context that has been canceled.
+type Next[T any] struct {
+	p       *Pipeline[T]
+	fn      Func[T]
+	stage   int // index of the policy Run will execute next
+	attempt int
+}
+
+// Run runs the stages inside the current one and, after them, the caller's Func,
+// with ctx. The innermost step classifies the attempt's outcome, once, and emits
+// an [AttemptFinished] event.
+func (n Next[T]) Run(ctx context.Context) Result[T] {
+	if n.stage < len(n.p.policies) {
+		policy := n.p.policies[n.stage]
+		n.stage++
+		return policy.Execute(ctx, n)
+	}
+	return n.p.attempt(ctx, n.fn, n.attempt)
+}
+
+// Attempt is the number of the attempt Run starts: 1 for the first, counting
+// every attempt of the logical call. A retry stage advances it with WithAttempt.
+func (n Next[T]) Attempt() int { return n.attempt }
+
+// WithAttempt returns a copy of n whose Run starts attempt number a.
+func (n Next[T]) WithAttempt(a int) Next[T] {
+	n.attempt = a
+	return n
+}
+
+// Observed reports whether the pipeline has an event hook. Check it before
+// building an event, so that a pipeline without a hook pays nothing for events.
+func (n Next[T]) Observed() bool { return n.p.onEvent != nil }
+
+// Emit delivers e to the pipeline's event hook, if there is one. Never call it
+// while holding a lock: the hook is the caller's code.
+func (n Next[T]) Emit(e Event) {
+	if n.p.onEvent != nil {
+		n.p.onEvent(e)
+	}
+}
+
+// Clock is the pipeline's clock, for stages that measure or wait.
+func (n Next[T]) Clock() clockwork.Clock { return n.p.clock }
+
+// attempt runs fn once and classifies its outcome.
+func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] {
+	if p.onEvent == nil {
+		v, err := fn(ctx)
+		return Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
+	}
+	start := p.clock.Now()
+	v, err := fn(ctx)
+	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
+	p.onEvent(AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
+	return r
+}

@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Reason says why a stage refused a call or gave up on it.
+type Reason uint8
+
+const (
+	// DependencyUnavailable: a circuit breaker refused the attempt.
+	DependencyUnavailable Reason = iota + 1
+	// BudgetExhausted: the retry budget could not pay for another attempt.
+	BudgetExhausted
+	// AttemptsExhausted: every permitted attempt failed.
+	AttemptsExhausted
+	// Deadline: a deadline passed, ours or the caller's; Cause tells which.
+	Deadline
+	// Canceled: the caller canceled the call.
+	Canceled
+	// Permanent: the last attempt failed in a way no retry can fix.
+	Permanent
+)
+
+// Sentinels matched, with errors.Is, by a [StopError] of the corresponding reason.
+// A Deadline stop matches context.DeadlineExceeded and a Canceled stop matches
+// context.Canceled.
+var (
+	ErrDependencyUnavailable = errors.New("pipeline: dependency unavailable")
+	ErrBudgetExhausted       = errors.New("pipeline: retry budget exhausted")
+	ErrAttemptsExhausted     = errors.New("pipeline: attempts exhausted")
+	ErrPermanent             = errors.New("pipeline: permanent failure")
+)
+
+// String returns the reason in words.
+func (r Reason) String() string {
+	switch r {
+	case DependencyUnavailable:
+		return "dependency unavailable"
+	case BudgetExhausted:
+		return "retry budget exhausted"
+	case AttemptsExhausted:
+		return "attempts exhausted"
+	case Deadline:
+		return "deadline exceeded"
+	case Canceled:
+		return "canceled"
+	case Permanent:
+		return "permanent failure"
+	}
+	return fmt.Sprintf("pipeline.Reason(%d)", uint8(r))
+}
+
+// sentinel is the error a stop of this reason matches with errors.Is.
+func (r Reason) sentinel() error {
+	switch r {
+	case DependencyUnavailable:
+		return ErrDependencyUnavailable
+	case BudgetExhausted:
+		return ErrBudgetExhausted
+	case AttemptsExhausted:
+		return ErrAttemptsExhausted
+	case Deadline:
+		return context.DeadlineExceeded
+	case Canceled:
+		return context.Canceled
+	case Permanent:
+		return ErrPermanent
+	}
+	return nil
+}
+
+// StopError is the one error every stage returns when it refuses a call or gives
+// up on it. Match it with errors.AsType[*pipeline.StopError], or its reason with
+// errors.Is against the sentinels above. The last attempt's error and, for a
+// deadline or cancellation, the context's cause are reachable through it with
+// errors.Is and errors.As.
+type StopError struct {
+	// Stage names the stage that stopped: "breaker", "retry", "timeout", ...
+	Stage string
+	// Reason says why.
+	Reason Reason
+	// RetryAfter is how long the stage expects the refusal to last (the rest of a
+	// breaker's break, the time until the budget holds a token), or 0.
+	RetryAfter time.Duration
+	// Attempts is the number of attempts the call made before it stopped, when
+	// the stage that stopped it counts them (a retry does); otherwise 0.
+	Attempts int
+	// Err is the last attempt's error, or nil if no attempt ran or the last one
+	// returned a value that was classified as a failure.
+	Err error
+	// Cause is the context's cause for a Deadline or Canceled stop: our own
+	// timeout's error, or the caller's.
+	Cause error
+}
+
+// Error describes the stop: stage, reason, hint, attempts and last error.
+func (e *StopError) Error() string {
+	var b strings.Builder
+	b.WriteString("pipeline: ")
+	if e.Stage != "" {
+		b.WriteString(e.Stage)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason.String())
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (retry after %v)", e.RetryAfter)
+	}
+	if e.Attempts > 0 {
+		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
+		if e.Attempts > 1 {
+			b.WriteByte('s')
+		}
+	}
+	if e.Cause != nil && !errors.Is(e.Err, e.Cause) {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is the sentinel of e's reason.
+func (e *StopError) Is(target error) bool {
+	return target != nil && target == e.Reason.sentinel()
+}
+
+// Unwrap returns the cause and the last attempt's error, whichever are set.
+func (e *StopError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	for _, err := range [...]error{e.Cause, e.Err} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
