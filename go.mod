@@ -5,5 +5,6 @@ go 1.26
 require (
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	pgregory.net/rapid v1.3.0 // indirect
 )
