@@ -1,0 +1,309 @@
+package breaker
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// Breaker is a circuit breaker for one dependency. It is not generic: every
+// pipeline that calls the dependency, whatever its result type, should share one
+// Breaker through [Guard], and code outside a pipeline can drive the same breaker
+// with [Breaker.Admit] and [Breaker.Record].
+//
+// A Breaker is safe for concurrent use. Its state is guarded by a single
+// sync.Mutex, held only for a few field updates and never while user code runs.
+type Breaker struct {
+	cfg     settings
+	clock   clockwork.Clock
+	onEvent func(pipeline.Event)
+
+	// mu is the breaker's one lock. It guards every field from here to queue.
+	// The latency estimator and the recovery ramp will live behind it too.
+	mu        sync.Mutex
+	last      time.Time     // latest clock reading; later readings are clamped to it
+	state     State         // stored state: an Open breaker whose break elapsed still says Open
+	failures  int           // consecutive failures while Closed
+	window    *window       // trip window; nil unless a ratio trip is configured
+	trips     int           // consecutive trips since the breaker last closed; 0 after Reset
+	nominal   time.Duration // nominal (grown, capped) break of the latest trip
+	served    time.Duration // the break actually served, after jitter
+	until     time.Time     // when the latest break ends
+	slots     []slot        // half-open probe slots, len Config.HalfOpenProbes
+	lastSlot  uint64        // the most recent probe slot id handed out
+	successes int           // successful probes in the current half-open phase
+	rng       *rand.Rand
+	queue     []pipeline.Event // events waiting for delivery, oldest first
+
+	// delivering is held by the one goroutine delivering events; it is never
+	// acquired while mu is held, and guards spare.
+	delivering sync.Mutex
+	spare      []pipeline.Event
+}
+
+// slot is one half-open probe slot. An id of 0 means free.
+type slot struct {
+	id      uint64
+	expires time.Time
+}
+
+// Ticket is the permission [Breaker.Admit] gives for one attempt. Hand it back to
+// [Breaker.Record] or [Breaker.Done] exactly once, when the attempt ends, however
+// it ends. The zero Ticket is not an admission; recording it does nothing.
+type Ticket struct {
+	start time.Time // the breaker's clock at admission
+	probe uint64    // the probe slot id, or 0 for an ordinary attempt
+	ok    bool
+}
+
+// Probe reports whether t holds a half-open probe slot.
+func (t Ticket) Probe() bool { return t.probe != 0 }
+
+// Start returns the breaker's clock reading at admission.
+func (t Ticket) Start() time.Time { return t.start }
+
+// New returns a closed breaker configured by cfg, or an error naming every
+// impossible setting in cfg.
+func New(cfg Config) (*Breaker, error) {
+	s, err := cfg.settings()
+	if err != nil {
+		return nil, err
+	}
+	b := &Breaker{cfg: s, clock: cfg.Clock, onEvent: cfg.OnEvent}
+	if b.clock == nil {
+		b.clock = clockwork.NewRealClock()
+	}
+	src := cfg.Rand
+	if src == nil {
+		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
+	}
+	b.rng = rand.New(src)
+	b.last = b.clock.Now()
+	if s.windowed() {
+		b.window = newWindow(b.last, s.tripWindow, s.buckets)
+	}
+	b.slots = make([]slot, s.probes)
+	return b, nil
+}
+
+// observe clamps a clock reading so that time never runs backwards under mu. Call
+// it with mu held.
+func (b *Breaker) observe(now time.Time) time.Time {
+	if now.Before(b.last) {
+		return b.last
+	}
+	b.last = now
+	return now
+}
+
+// Admit asks to start one attempt. It returns a Ticket to hand back when the
+// attempt ends, or, when the breaker refuses, a *pipeline.StopError with Stage
+// "breaker", Reason pipeline.DependencyUnavailable and RetryAfter set to the rest
+// of the break being served (0 while half-open with every probe slot busy, or
+// while isolated). Admission is the only thing that moves an Open breaker whose
+// break has elapsed to HalfOpen; that attempt is a probe.
+func (b *Breaker) Admit() (Ticket, error) {
+	t, retryAfter, ok := b.admit()
+	if !ok {
+		return t, refusal(retryAfter)
+	}
+	return t, nil
+}
+
+// refusal builds the stop error of a refused attempt.
+func refusal(retryAfter time.Duration) *pipeline.StopError {
+	return &pipeline.StopError{Stage: "breaker", Reason: pipeline.DependencyUnavailable, RetryAfter: retryAfter}
+}
+
+func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
+	now := b.clock.Now()
+	b.mu.Lock()
+	now = b.observe(now)
+	if b.state == Closed { // the hot path
+		b.mu.Unlock()
+		return Ticket{start: now, ok: true}, 0, true
+	}
+	t, retryAfter, ok = b.admitLocked(now)
+	queued := len(b.queue) > 0
+	b.mu.Unlock()
+	if queued {
+		b.flush()
+	}
+	return t, retryAfter, ok
+}
+
+// admitLocked decides an admission in any state but Closed. Call it with mu held.
+func (b *Breaker) admitLocked(now time.Time) (Ticket, time.Duration, bool) {
+	switch b.state {
+	case Open:
+		if now.Before(b.until) {
+			wait := b.until.Sub(now)
+			b.emit(Rejection{State: Open, RetryAfter: wait, At: now})
+			return Ticket{}, wait, false
+		}
+		b.state = HalfOpen
+		b.successes = 0
+		b.emit(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: now})
+		fallthrough
+	case HalfOpen:
+		free := -1
+		for i := range b.slots {
+			s := &b.slots[i]
+			if s.id != 0 && !now.Before(s.expires) {
+				s.id = 0 // expired: its probe never reported in time
+			}
+			if s.id == 0 && free < 0 {
+				free = i
+			}
+		}
+		if free < 0 {
+			b.emit(Rejection{State: HalfOpen, At: now})
+			return Ticket{}, 0, false
+		}
+		b.lastSlot++
+		b.slots[free] = slot{id: b.lastSlot, expires: now.Add(b.nominal)}
+		return Ticket{start: now, probe: b.lastSlot, ok: true}, 0, true
+	case Isolated:
+		b.emit(Rejection{State: Isolated, At: now})
+		return Ticket{}, 0, false
+	}
+	return Ticket{start: now, ok: true}, 0, true // Recovering is reserved: admit
+}
+
+// Record reports how the attempt t admitted ended: its verdict and its duration d.
+// Only failures (outcome.Verdict.Failure) and successes (Kind OK) are evidence;
+// other verdicts only free a probe slot. Outcomes are ignored while the breaker
+// is Open or Isolated (they come from attempts admitted before it opened), and
+// while HalfOpen from anything but a current probe.
+func (b *Breaker) Record(t Ticket, v outcome.Verdict, d time.Duration) {
+	b.finish(b.clock.Now(), t, v, d)
+}
+
+// Done is Record with the duration measured on the breaker's clock from t's
+// admission, sharing the one clock reading with the window's rotation.
+func (b *Breaker) Done(t Ticket, v outcome.Verdict) {
+	now := b.clock.Now()
+	b.finish(now, t, v, now.Sub(t.start))
+}
+
+func (b *Breaker) finish(now time.Time, t Ticket, v outcome.Verdict, d time.Duration) {
+	if !t.ok {
+		return
+	}
+	b.mu.Lock()
+	b.record(b.observe(now), t, v, d)
+	queued := len(b.queue) > 0
+	b.mu.Unlock()
+	if queued {
+		b.flush()
+	}
+}
+
+// record applies one outcome. Call it with mu held.
+func (b *Breaker) record(now time.Time, t Ticket, v outcome.Verdict, d time.Duration) {
+	failure := v.Failure()
+	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
+	slow := (failure || success) && b.cfg.slowThreshold > 0 && d > b.cfg.slowThreshold
+	switch b.state {
+	case Open, Isolated:
+		return // a straggler admitted before the breaker opened
+	case HalfOpen:
+		if !b.releaseProbe(now, t.probe) {
+			return // not a current probe: a straggler, or a probe whose slot expired
+		}
+		switch {
+		case failure:
+			b.trip(now, CauseProbeFailed)
+		case slow:
+			b.trip(now, CauseProbeSlow)
+		case success:
+			b.successes++
+			if b.successes >= b.cfg.probeSuccesses {
+				b.close(now)
+			}
+		}
+		return
+	}
+	// Closed (and, for now, the reserved Recovering).
+	if !failure && !success {
+		return
+	}
+	if failure {
+		b.failures++
+	} else {
+		b.failures = 0
+	}
+	var w bucket
+	if b.window != nil {
+		b.window.add(now, failure, slow)
+		w = b.window.total
+	}
+	switch {
+	case b.failures >= b.cfg.consecutive:
+		b.trip(now, CauseConsecutiveFailures)
+	case w.calls >= b.cfg.minimumCalls && b.cfg.failureRatio > 0 &&
+		float64(w.failures)/float64(w.calls) >= b.cfg.failureRatio:
+		b.trip(now, CauseFailureRatio)
+	case w.calls >= b.cfg.minimumCalls && b.cfg.slowThreshold > 0 &&
+		float64(w.slow)/float64(w.calls) >= b.cfg.slowRatio:
+		b.trip(now, CauseSlowCalls)
+	}
+}
+
+// releaseProbe frees the probe slot id and reports whether it was held and
+// unexpired, so that its outcome counts. Call it with mu held.
+func (b *Breaker) releaseProbe(now time.Time, id uint64) bool {
+	if id == 0 {
+		return false
+	}
+	for i := range b.slots {
+		if s := &b.slots[i]; s.id == id {
+			s.id = 0
+			return now.Before(s.expires)
+		}
+	}
+	return false
+}
+
+// trip opens the breaker with the next grown, capped and jittered break. Call it
+// with mu held.
+func (b *Breaker) trip(now time.Time, cause Cause) {
+	from := b.state
+	b.trips++
+	if b.trips == 1 {
+		b.nominal = b.cfg.breakDuration
+	} else if b.nominal > b.cfg.maxBreak/2 {
+		b.nominal = b.cfg.maxBreak
+	} else {
+		b.nominal *= 2
+	}
+	b.served = b.cfg.jitter.apply(b.nominal, b.rng)
+	b.until = now.Add(b.served)
+	b.state = Open
+	b.clearEvidence()
+	b.emit(Transition{From: from, To: Open, Cause: cause, Break: b.served, At: now})
+}
+
+// close closes a half-open breaker whose probes succeeded. Call it with mu held.
+func (b *Breaker) close(now time.Time) {
+	b.state = Closed
+	b.trips = 0
+	b.clearEvidence()
+	b.emit(Transition{From: HalfOpen, To: Closed, Cause: CauseProbesSucceeded, At: now})
+}
+
+// clearEvidence forgets the trip window, the failure run and the probes. Call it
+// with mu held.
+func (b *Breaker) clearEvidence() {
+	b.failures = 0
+	b.successes = 0
+	if b.window != nil {
+		b.window.reset()
+	}
+	clear(b.slots)
+}

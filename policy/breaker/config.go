@@ -1,0 +1,208 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+)
+
+// The defaults a zero Config field stands for.
+const (
+	// DefaultConsecutiveFailures is how many failures in a row open a closed
+	// breaker.
+	DefaultConsecutiveFailures = 5
+	// DefaultMinimumCalls is how many evidence samples the trip window must hold
+	// before a ratio trip (failure ratio or slow-call ratio) may open the breaker.
+	DefaultMinimumCalls = 20
+	// DefaultTripWindow is how far back the ratio trips look.
+	DefaultTripWindow = 30 * time.Second
+	// DefaultWindowBuckets is how many buckets the trip window is divided into; the
+	// window slides one bucket (3 s at the defaults) at a time.
+	DefaultWindowBuckets = 10
+	// DefaultSlowCallRatio is the fraction of slow samples in the trip window that
+	// opens the breaker when a slow-call threshold is set.
+	DefaultSlowCallRatio = 0.5
+	// DefaultBreakDuration is the first break after a trip.
+	DefaultBreakDuration = 15 * time.Second
+	// DefaultMaxBreakDuration caps the break as it doubles with consecutive trips.
+	DefaultMaxBreakDuration = 2 * time.Minute
+	// DefaultHalfOpenProbes is how many probes may be in flight at once.
+	DefaultHalfOpenProbes = 1
+	// DefaultProbeSuccesses is how many successful probes close a half-open
+	// breaker.
+	DefaultProbeSuccesses = 2
+	// MaxWindowBuckets is the most buckets a trip window may have.
+	MaxWindowBuckets = 1000
+)
+
+// Config configures a [Breaker]. The zero value of every field means its
+// documented default, so Config{} is a breaker that opens after 5 consecutive
+// failures, breaks for 15 s (doubling per consecutive trip up to 2 min, with equal
+// jitter) and closes after 2 successful probes. Impossible values are refused by
+// [Config.Validate] and [New] with an error naming the field and the value.
+type Config struct {
+	// ConsecutiveFailures is how many failures in a row, with no success between
+	// them, open a closed breaker. Zero means DefaultConsecutiveFailures (5); it
+	// must not be negative. Use math.MaxInt to rely on the ratio trips alone.
+	ConsecutiveFailures int
+
+	// FailureRatio opens the breaker when failures make up at least this fraction
+	// of the evidence samples in the trip window, once there are MinimumCalls of
+	// them. Zero means off (the default); otherwise it must lie in (0, 1].
+	FailureRatio float64
+	// MinimumCalls is how many evidence samples the trip window must hold before
+	// either ratio trip may open the breaker. Zero means DefaultMinimumCalls (20).
+	MinimumCalls int
+	// TripWindow is how far back the ratio trips look. Zero means
+	// DefaultTripWindow (30 s).
+	TripWindow time.Duration
+	// WindowBuckets is how many buckets divide the trip window. Zero means
+	// DefaultWindowBuckets (10); at most MaxWindowBuckets, and TripWindow divided
+	// by it must be at least a nanosecond.
+	WindowBuckets int
+
+	// SlowCallThreshold makes a sample slow when its duration exceeds it. Zero
+	// means off (the default). A slow probe re-opens a half-open breaker.
+	SlowCallThreshold time.Duration
+	// SlowCallRatio opens the breaker when slow samples make up at least this
+	// fraction of the trip window, once there are MinimumCalls samples. It only
+	// matters when SlowCallThreshold is set. Zero means DefaultSlowCallRatio
+	// (0.5); otherwise it must lie in (0, 1].
+	SlowCallRatio float64
+
+	// BreakDuration is the nominal break after the first trip; each consecutive
+	// trip doubles it. Zero means DefaultBreakDuration (15 s).
+	BreakDuration time.Duration
+	// MaxBreakDuration caps the nominal break. Zero means DefaultMaxBreakDuration
+	// (2 min), or BreakDuration if that is longer; it must not be shorter than
+	// BreakDuration.
+	MaxBreakDuration time.Duration
+	// BreakJitter randomises each break once, when the breaker opens, within
+	// [Jitter.Bounds] of the nominal break. The zero value is JitterEqual.
+	BreakJitter Jitter
+
+	// HalfOpenProbes is how many probes a half-open breaker lets run at once.
+	// Zero means DefaultHalfOpenProbes (1).
+	HalfOpenProbes int
+	// ProbeSuccesses is how many successful probes close a half-open breaker.
+	// Probe slots are reused as probes finish, so any positive number is
+	// reachable. Zero means DefaultProbeSuccesses (2).
+	ProbeSuccesses int
+
+	// Clock is the breaker's own clock: breaks, the trip window, probe slot
+	// expiry and attempt durations are all measured on it. Nil means real time.
+	Clock clockwork.Clock
+	// Rand is the source of break jitter. It is only called with the breaker's
+	// lock held, so it need not be safe for concurrent use, but it must not call
+	// the breaker. Nil means a source seeded randomly for each breaker.
+	Rand rand.Source
+	// OnEvent receives the breaker's [Transition] and [Rejection] events, never
+	// while the breaker's lock is held, one at a time and in the order they
+	// happened (see the package documentation). Nil means no events are built.
+	OnEvent func(pipeline.Event)
+}
+
+// settings is a validated Config with its defaults filled in.
+type settings struct {
+	consecutive    int
+	failureRatio   float64
+	minimumCalls   int
+	tripWindow     time.Duration
+	buckets        int
+	slowThreshold  time.Duration
+	slowRatio      float64
+	breakDuration  time.Duration
+	maxBreak       time.Duration
+	jitter         Jitter
+	probes         int
+	probeSuccesses int
+}
+
+// windowed reports whether a ratio trip is configured, so the trip window exists.
+func (s *settings) windowed() bool { return s.failureRatio > 0 || s.slowThreshold > 0 }
+
+// Validate reports every impossible value in c, each naming its field and value,
+// joined into one error; it returns nil for a usable Config.
+func (c Config) Validate() error {
+	_, err := c.settings()
+	return err
+}
+
+func (c Config) settings() (settings, error) {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("breaker: Config."+format, args...))
+	}
+	count := func(name string, v, def int) int {
+		if v < 0 {
+			bad("%s must be at least 1 (0 means the default %d), got %d", name, def, v)
+		}
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	duration := func(name string, v, def time.Duration) time.Duration {
+		if v < 0 {
+			bad("%s must not be negative (0 means the default %v), got %v", name, def, v)
+		}
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	ratio := func(name string, v float64, zero string) {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			bad("%s must lie between 0 and 1 (0 means %s), got %v", name, zero, v)
+		}
+	}
+
+	s := settings{
+		consecutive:    count("ConsecutiveFailures", c.ConsecutiveFailures, DefaultConsecutiveFailures),
+		failureRatio:   c.FailureRatio,
+		minimumCalls:   count("MinimumCalls", c.MinimumCalls, DefaultMinimumCalls),
+		tripWindow:     duration("TripWindow", c.TripWindow, DefaultTripWindow),
+		buckets:        count("WindowBuckets", c.WindowBuckets, DefaultWindowBuckets),
+		slowThreshold:  c.SlowCallThreshold,
+		slowRatio:      c.SlowCallRatio,
+		breakDuration:  duration("BreakDuration", c.BreakDuration, DefaultBreakDuration),
+		jitter:         c.BreakJitter,
+		probes:         count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes),
+		probeSuccesses: count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses),
+	}
+	ratio("FailureRatio", c.FailureRatio, "off")
+	ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
+	if s.slowRatio == 0 {
+		s.slowRatio = DefaultSlowCallRatio
+	}
+	if c.SlowCallThreshold < 0 {
+		bad("SlowCallThreshold must not be negative (0 means off), got %v", c.SlowCallThreshold)
+	}
+	if s.buckets > MaxWindowBuckets {
+		bad("WindowBuckets must be at most %d, got %d", MaxWindowBuckets, s.buckets)
+	} else if s.buckets > 0 && s.tripWindow > 0 && s.tripWindow < time.Duration(s.buckets) {
+		bad("TripWindow must be at least WindowBuckets nanoseconds, got TripWindow %v with WindowBuckets %d",
+			s.tripWindow, s.buckets)
+	}
+	s.maxBreak = c.MaxBreakDuration
+	switch {
+	case s.maxBreak < 0:
+		bad("MaxBreakDuration must not be negative (0 means the default %v), got %v",
+			DefaultMaxBreakDuration, s.maxBreak)
+	case s.maxBreak == 0:
+		s.maxBreak = max(DefaultMaxBreakDuration, s.breakDuration)
+	case s.maxBreak < s.breakDuration:
+		bad("MaxBreakDuration must not be shorter than BreakDuration, got MaxBreakDuration %v with BreakDuration %v",
+			s.maxBreak, s.breakDuration)
+	}
+	if s.jitter > JitterNone {
+		bad("BreakJitter must be JitterEqual, JitterFull or JitterNone, got %v", s.jitter)
+	}
+	return s, errors.Join(errs...)
+}

@@ -1,0 +1,119 @@
+package breaker
+
+import "time"
+
+// State returns the breaker's state as of now on its clock. Reading it never
+// changes anything: an Open breaker whose break has elapsed reads HalfOpen, but
+// stays Open until an attempt is admitted, so a health check never takes a probe
+// slot.
+func (b *Breaker) State() State {
+	now := b.clock.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stateAt(b.clamp(now))
+}
+
+// clamp is observe without the update, for readers. Call it with mu held.
+func (b *Breaker) clamp(now time.Time) time.Time {
+	if now.Before(b.last) {
+		return b.last
+	}
+	return now
+}
+
+// stateAt is the state a reader sees at now. Call it with mu held.
+func (b *Breaker) stateAt(now time.Time) State {
+	if b.state == Open && !now.Before(b.until) {
+		return HalfOpen
+	}
+	return b.state
+}
+
+// Snapshot is a consistent reading of a breaker's state, for health endpoints,
+// tests and the reference model in package breakertest.
+type Snapshot struct {
+	// State is what [Breaker.State] would return.
+	State State
+	// ConsecutiveFailures is the current run of failures while Closed.
+	ConsecutiveFailures int
+	// Trips counts the trips since the breaker last closed; it sets the growth of
+	// the next break. Reset zeroes it.
+	Trips int
+	// Nominal is the latest break before jitter (grown and capped), and Break the
+	// break actually served; both are 0 before the first trip and after Reset.
+	Nominal, Break time.Duration
+	// BreakEnds is when the latest break ends (the zero time if there is none).
+	BreakEnds time.Time
+	// Probes is the number of probe slots held and not yet expired.
+	Probes int
+	// ProbeSuccesses counts the successful probes of the current half-open phase.
+	ProbeSuccesses int
+}
+
+// Snapshot reads the breaker's state without changing it.
+func (b *Breaker) Snapshot() Snapshot {
+	now := b.clock.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now = b.clamp(now)
+	s := Snapshot{
+		State:               b.stateAt(now),
+		ConsecutiveFailures: b.failures,
+		Trips:               b.trips,
+		Nominal:             b.nominal,
+		Break:               b.served,
+		BreakEnds:           b.until,
+		ProbeSuccesses:      b.successes,
+	}
+	if b.state == HalfOpen {
+		for _, sl := range b.slots {
+			if sl.id != 0 && now.Before(sl.expires) {
+				s.Probes++
+			}
+		}
+	}
+	return s
+}
+
+// Isolate opens the breaker until [Breaker.Reset], whatever its state: every
+// attempt is refused with a zero retry-after hint, outcomes of attempts already in
+// flight are ignored, and no break ever ends it.
+func (b *Breaker) Isolate() {
+	now := b.clock.Now()
+	b.mu.Lock()
+	now = b.observe(now)
+	if b.state != Isolated {
+		from := b.state
+		b.state = Isolated
+		b.clearEvidence()
+		b.emit(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: now})
+	}
+	queued := len(b.queue) > 0
+	b.mu.Unlock()
+	if queued {
+		b.flush()
+	}
+}
+
+// Reset closes the breaker, whatever its state, clears its trip window and
+// failure run, and zeroes the break growth, so the next trip breaks for
+// Config.BreakDuration. A probe still in flight when Reset is called lands in a
+// Closed breaker and counts as an ordinary closed-state sample.
+func (b *Breaker) Reset() {
+	now := b.clock.Now()
+	b.mu.Lock()
+	now = b.observe(now)
+	from := b.state
+	b.state = Closed
+	b.trips = 0
+	b.nominal, b.served, b.until = 0, 0, time.Time{}
+	b.clearEvidence()
+	if from != Closed {
+		b.emit(Transition{From: from, To: Closed, Cause: CauseReset, At: now})
+	}
+	queued := len(b.queue) > 0
+	b.mu.Unlock()
+	if queued {
+		b.flush()
+	}
+}

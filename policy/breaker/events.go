@@ -1,0 +1,126 @@
+package breaker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/resilience-go/pipeline"
+)
+
+// Cause says why a breaker changed state.
+type Cause uint8
+
+const (
+	// CauseConsecutiveFailures: Config.ConsecutiveFailures failures in a row.
+	CauseConsecutiveFailures Cause = iota + 1
+	// CauseFailureRatio: the trip window reached Config.FailureRatio.
+	CauseFailureRatio
+	// CauseSlowCalls: the trip window reached Config.SlowCallRatio.
+	CauseSlowCalls
+	// CauseProbeFailed: a probe failed (or panicked).
+	CauseProbeFailed
+	// CauseProbeSlow: a probe succeeded but took longer than
+	// Config.SlowCallThreshold.
+	CauseProbeSlow
+	// CauseBreakElapsed: an attempt arrived after the break and became a probe.
+	CauseBreakElapsed
+	// CauseProbesSucceeded: Config.ProbeSuccesses probes succeeded.
+	CauseProbesSucceeded
+	// CauseIsolate: Breaker.Isolate was called.
+	CauseIsolate
+	// CauseReset: Breaker.Reset was called.
+	CauseReset
+)
+
+// String returns the cause in words.
+func (c Cause) String() string {
+	switch c {
+	case CauseConsecutiveFailures:
+		return "consecutive failures"
+	case CauseFailureRatio:
+		return "failure ratio"
+	case CauseSlowCalls:
+		return "slow calls"
+	case CauseProbeFailed:
+		return "probe failed"
+	case CauseProbeSlow:
+		return "probe slow"
+	case CauseBreakElapsed:
+		return "break elapsed"
+	case CauseProbesSucceeded:
+		return "probes succeeded"
+	case CauseIsolate:
+		return "isolated"
+	case CauseReset:
+		return "reset"
+	}
+	return fmt.Sprintf("breaker.Cause(%d)", uint8(c))
+}
+
+// Transition reports a change of the breaker's stored state, at the moment it
+// happened on the breaker's clock. Break is the break actually served (after
+// jitter) when To is Open, and 0 otherwise.
+type Transition struct {
+	From, To State
+	Cause    Cause
+	Break    time.Duration
+	At       time.Time
+}
+
+// Name returns "breaker.transition".
+func (Transition) Name() string { return "breaker.transition" }
+
+// Rejection reports one refused attempt: the state that refused it and the
+// retry-after hint it carried.
+type Rejection struct {
+	State      State
+	RetryAfter time.Duration
+	At         time.Time
+}
+
+// Name returns "breaker.rejection".
+func (Rejection) Name() string { return "breaker.rejection" }
+
+// emit queues e for delivery. Call it with mu held; it does nothing without a
+// hook, so an unobserved breaker builds no events.
+func (b *Breaker) emit(e pipeline.Event) {
+	if b.onEvent != nil {
+		b.queue = append(b.queue, e)
+	}
+}
+
+// flush delivers queued events, unless another goroutine is already delivering,
+// in which case that goroutine delivers them too. Call it without mu held, after
+// any operation that queued an event.
+//
+// Ordering: events are queued under mu in the order their transitions happened,
+// and only the holder of the delivery mutex takes them off the queue, so the hook
+// sees them one at a time in that order. A deliverer re-checks the queue after
+// releasing the delivery mutex, so an event queued by a goroutine whose TryLock
+// failed is never stranded.
+func (b *Breaker) flush() {
+	for b.delivering.TryLock() {
+		b.drain()
+		b.mu.Lock()
+		more := len(b.queue) > 0
+		b.mu.Unlock()
+		if !more {
+			return
+		}
+	}
+}
+
+// drain delivers one batch. Call it with the delivery mutex held; it releases it,
+// even if the hook panics (the rest of that batch is then dropped).
+func (b *Breaker) drain() {
+	defer b.delivering.Unlock()
+	b.mu.Lock()
+	batch := b.queue
+	b.queue, b.spare = b.spare, nil
+	b.mu.Unlock()
+	for _, e := range batch {
+		b.onEvent(e)
+	}
+	clear(batch)
+	b.spare = batch[:0]
+}

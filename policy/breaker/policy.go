@@ -1,0 +1,55 @@
+package breaker
+
+import (
+	"context"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// Policy is the pipeline stage that guards every attempt with a [Breaker]. Build
+// one with [Guard]. It is immutable and safe for concurrent use.
+type Policy[T any] struct {
+	b *Breaker
+}
+
+// Guard returns a stage that asks b before every attempt that passes through it
+// and records every attempt's verdict and duration (on b's clock) with b. Place
+// it inside the retry stage, so that each attempt is sampled and a trip during
+// one attempt refuses the next. Guard panics if b is nil.
+func Guard[T any](b *Breaker) *Policy[T] {
+	if b == nil {
+		panic("breaker: Guard: breaker is nil (did you ignore the error from breaker.New?)")
+	}
+	return &Policy[T]{b: b}
+}
+
+// Execute runs one attempt through the breaker. A refused attempt does not run:
+// Execute returns a *pipeline.StopError with Reason DependencyUnavailable and a
+// self-imposed Throttled verdict carrying the same retry-after hint, and emits
+// pipeline.Stopped. An admitted attempt's verdict is recorded when it returns; if
+// it panics, it is recorded as a failure (freeing a probe slot) and the panic
+// continues.
+func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+	t, retryAfter, ok := p.b.admit()
+	if !ok {
+		err := refusal(retryAfter)
+		if next.Observed() {
+			next.Emit(pipeline.Stopped{Err: err})
+		}
+		return pipeline.Result[T]{
+			Err:     err,
+			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true, RetryAfter: retryAfter},
+		}
+	}
+	recorded := false
+	defer func() {
+		if !recorded { // the attempt panicked or called runtime.Goexit
+			p.b.Done(t, outcome.Verdict{Kind: outcome.Transient})
+		}
+	}()
+	r := next.Run(ctx)
+	recorded = true
+	p.b.Done(t, r.Verdict)
+	return r
+}

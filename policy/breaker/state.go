@@ -1,0 +1,41 @@
+package breaker
+
+import "fmt"
+
+// State is what a breaker is doing with the attempts offered to it. The zero value
+// is Closed.
+type State uint8
+
+const (
+	// Closed admits every attempt and samples its outcome for the trip conditions.
+	Closed State = iota
+	// Open refuses every attempt until its break has elapsed. The first attempt
+	// offered after that moves it to HalfOpen and becomes a probe.
+	Open
+	// HalfOpen admits at most Config.HalfOpenProbes probes at a time and refuses
+	// the rest. Config.ProbeSuccesses successful probes close it; one failed or
+	// slow probe opens it again with a longer break.
+	HalfOpen
+	// Recovering is reserved for the recovery ramp, which is not implemented yet.
+	// No breaker enters it today.
+	Recovering
+	// Isolated refuses every attempt until Reset. Only Breaker.Isolate enters it.
+	Isolated
+)
+
+// String returns the state's lower-case name, such as "half-open".
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half-open"
+	case Recovering:
+		return "recovering"
+	case Isolated:
+		return "isolated"
+	}
+	return fmt.Sprintf("breaker.State(%d)", uint8(s))
+}

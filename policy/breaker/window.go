@@ -1,0 +1,80 @@
+package breaker
+
+import "time"
+
+// window counts evidence samples over the trip window in a ring of buckets. Bucket
+// k covers [origin + k*width, origin + (k+1)*width); the window at time t is the
+// bucket holding t and the len(buckets)-1 before it. It is rotated on write only:
+// the ratio trips are only evaluated when a sample is recorded, so nothing reads
+// it between writes. It is not safe for concurrent use; the breaker's lock guards
+// it.
+type window struct {
+	origin  time.Time
+	width   time.Duration
+	head    int64 // absolute index of the newest bucket
+	buckets []bucket
+	total   bucket // the sum of buckets
+}
+
+// bucket holds the samples of one slice of the window.
+type bucket struct {
+	calls, failures, slow int
+}
+
+func newWindow(origin time.Time, span time.Duration, n int) *window {
+	return &window{origin: origin, width: span / time.Duration(n), buckets: make([]bucket, n)}
+}
+
+// index returns the absolute bucket index of t. Times before the origin fall in
+// bucket 0.
+func (w *window) index(t time.Time) int64 {
+	d := t.Sub(w.origin)
+	if d < 0 {
+		return 0
+	}
+	return int64(d / w.width)
+}
+
+// rotate drops the buckets that have slid out of the window by now.
+func (w *window) rotate(now time.Time) {
+	k := w.index(now)
+	if k <= w.head {
+		return
+	}
+	n := int64(len(w.buckets))
+	if k-w.head >= n {
+		clear(w.buckets)
+		w.total = bucket{}
+	} else {
+		for i := w.head + 1; i <= k; i++ {
+			b := &w.buckets[i%n]
+			w.total.calls -= b.calls
+			w.total.failures -= b.failures
+			w.total.slow -= b.slow
+			*b = bucket{}
+		}
+	}
+	w.head = k
+}
+
+// add records one evidence sample at now.
+func (w *window) add(now time.Time, failure, slow bool) {
+	w.rotate(now)
+	b := &w.buckets[w.head%int64(len(w.buckets))]
+	b.calls++
+	w.total.calls++
+	if failure {
+		b.failures++
+		w.total.failures++
+	}
+	if slow {
+		b.slow++
+		w.total.slow++
+	}
+}
+
+// reset forgets every sample.
+func (w *window) reset() {
+	clear(w.buckets)
+	w.total = bucket{}
+}
