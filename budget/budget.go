@@ -1,0 +1,191 @@
+package budget
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// unit is the number of units one token is made of. The balance is kept as a
+// whole number of units so that ten deposits of 0.1 token make exactly one token,
+// and refill accrues one unit per nanosecond for each token per second.
+const unit = 1_000_000_000
+
+// Budget is a token bucket that pays for retries and hedges. Build one with [New]
+// per dependency and share it among every pipeline that calls that dependency.
+//
+// A new Budget starts full. [Budget.Deposit] adds a fraction of a token for each
+// successful attempt, time adds tokens at a fixed rate, and [Budget.Withdraw]
+// takes one whole token for each retry or hedge. The balance never goes below
+// zero and never above the capacity. It is kept in billionths of a token, which
+// is the precision of every figure the Budget reports.
+//
+// A nil *Budget means "unlimited": its methods work and every withdrawal
+// succeeds. A Budget is safe for concurrent use.
+type Budget struct {
+	// Immutable after New.
+	deposit  int64   // units per successful attempt
+	rate     float64 // units per nanosecond, which is tokens per second
+	capacity int64   // most units the bucket holds, >= unit
+	clock    clockwork.Clock
+
+	mu     sync.Mutex // guards tokens, frac and last
+	tokens int64      // balance in units at last, in [0, capacity]
+	frac   float64    // refill earned by last beyond tokens, in [0, 1) units
+	last   time.Time  // when the refill was last credited
+}
+
+// New returns a full budget configured by cfg, or an error naming the first
+// setting that cannot work.
+func New(cfg Config) (*Budget, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	clock := cfg.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	capacity := int64(math.Round(cfg.Capacity * unit))
+	return &Budget{
+		deposit:  int64(math.Round(cfg.DepositPerSuccess * unit)),
+		rate:     cfg.RefillPerSecond,
+		capacity: capacity,
+		clock:    clock,
+		tokens:   capacity,
+		last:     clock.Now(),
+	}, nil
+}
+
+// Deposit records one successful attempt: it adds DepositPerSuccess tokens, up to
+// the capacity. On a nil Budget it does nothing.
+func (b *Budget) Deposit() {
+	if b == nil {
+		return
+	}
+	// Refill and deposits only ever add, and both stop at the capacity, so their
+	// order does not change the balance: the refill is left to the next call that
+	// needs it, which keeps the success path free of a clock read.
+	b.mu.Lock()
+	b.tokens = min(b.tokens+b.deposit, b.capacity)
+	b.mu.Unlock()
+}
+
+// Withdraw takes one token for a retry or a hedge. It returns ok true if the
+// budget held at least one token. Otherwise it takes nothing and returns how long
+// until one token will be there if nothing else changes: the retry-after hint of
+// the refusal, always positive. On a nil Budget it always succeeds.
+func (b *Budget) Withdraw() (wait time.Duration, ok bool) {
+	if b == nil {
+		return 0, true
+	}
+	now := b.clock.Now()
+	b.mu.Lock()
+	b.refill(now)
+	if b.tokens >= unit {
+		b.tokens -= unit
+		b.mu.Unlock()
+		return 0, true
+	}
+	wait = b.untilOneToken()
+	b.mu.Unlock()
+	return wait, false
+}
+
+// Tokens returns the current balance, in [0, Capacity]. Reading it changes
+// nothing. On a nil Budget it returns +Inf.
+func (b *Budget) Tokens() float64 {
+	if b == nil {
+		return math.Inf(1)
+	}
+	now := b.clock.Now()
+	b.mu.Lock()
+	units := b.level(now)
+	b.mu.Unlock()
+	return float64(units) / unit
+}
+
+// Capacity returns the most tokens the budget holds. On a nil Budget it returns
+// +Inf.
+func (b *Budget) Capacity() float64 {
+	if b == nil {
+		return math.Inf(1)
+	}
+	return float64(b.capacity) / unit
+}
+
+// Utilization returns the fraction of the capacity that is spent, in [0, 1]: 0
+// for a full bucket (nothing is being retried), 1 for an empty one (retries are
+// being refused). On a nil Budget it returns 0.
+func (b *Budget) Utilization() float64 {
+	if b == nil {
+		return 0
+	}
+	now := b.clock.Now()
+	b.mu.Lock()
+	units := b.level(now)
+	b.mu.Unlock()
+	return float64(b.capacity-units) / float64(b.capacity)
+}
+
+// accrued returns the whole units refill adds over elapsed, on top of the
+// carried fraction of a unit, at most the capacity. b.mu must be held.
+func (b *Budget) accrued(elapsed time.Duration) int64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	u := float64(elapsed)*b.rate + b.frac
+	if u >= float64(b.capacity) {
+		return b.capacity
+	}
+	return int64(u)
+}
+
+// level returns the balance at now without changing the state. b.mu must be held.
+// A now before last (a clock read taken just before another caller's, or a clock
+// that went back) adds nothing.
+func (b *Budget) level(now time.Time) int64 {
+	return min(b.tokens+b.accrued(now.Sub(b.last)), b.capacity)
+}
+
+// refill credits the refill up to now. b.mu must be held. The fraction of a unit
+// that does not make a whole one is carried to the next refill, so frequent calls
+// lose nothing to rounding.
+func (b *Budget) refill(now time.Time) {
+	elapsed := now.Sub(b.last)
+	if elapsed <= 0 {
+		return
+	}
+	u := float64(elapsed)*b.rate + b.frac
+	if u >= float64(b.capacity-b.tokens) {
+		b.tokens, b.frac = b.capacity, 0
+	} else {
+		gained := int64(u)
+		b.tokens += gained
+		b.frac = u - float64(gained)
+	}
+	b.last = now
+}
+
+// untilOneToken returns how long after the last refill the balance first holds one
+// token. b.mu must be held, refill(now) done (so last is now, or later if now was
+// a stale read) and the balance below one token.
+func (b *Budget) untilOneToken() time.Duration {
+	need := unit - b.tokens
+	ns := math.Ceil((float64(need) - b.frac) / b.rate)
+	if ns >= math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	w := time.Duration(ns)
+	// Rounding can leave the estimate a nanosecond off; adjust until it is the
+	// shortest wait after which refill, by the same arithmetic, pays for the token.
+	for w > 1 && b.accrued(w-1) >= need {
+		w--
+	}
+	for b.accrued(w) < need {
+		w++
+	}
+	return w
+}
