@@ -1,0 +1,151 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+var errBoom = errors.New("boom")
+
+// retryish is a minimal retry stage: up to n attempts while the verdict is retryable.
+func retryish[T any](n int) pipeline.PolicyFunc[T] {
+	return func(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+		var r pipeline.Result[T]
+		for a := 1; a <= n; a++ {
+			r = next.WithAttempt(a).Run(ctx)
+			if !r.Verdict.Retryable() {
+				return r
+			}
+		}
+		return r
+	}
+}
+
+func TestGuardPassesSuccess(t *testing.T) {
+	r := newRig(t, breaker.Config{})
+	v, err := pipeline.New(breaker.Guard[int](r.b)).Execute(context.Background(), func(context.Context) (int, error) {
+		return 42, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 42, v)
+}
+
+func TestRetryThenBreakerTripRefusesNextAttempt(t *testing.T) {
+	r := newRig(t, breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone})
+	var stops []*pipeline.StopError
+	p := pipeline.New(retryish[string](3), breaker.Guard[string](r.b)).With(pipeline.Options[string]{
+		OnEvent: func(e pipeline.Event) {
+			if s, isStop := e.(pipeline.Stopped); isStop {
+				stops = append(stops, s.Err)
+			}
+		},
+	})
+	calls := 0
+	_, err := p.Execute(context.Background(), func(context.Context) (string, error) {
+		calls++
+		return "", errBoom
+	})
+	assert.Equal(t, 1, calls, "attempt 2 is refused without calling fn")
+	se, isStop := errors.AsType[*pipeline.StopError](err)
+	require.True(t, isStop, "got %v", err)
+	assert.Equal(t, pipeline.DependencyUnavailable, se.Reason)
+	assert.Equal(t, "breaker", se.Stage)
+	assert.Equal(t, 15*time.Second, se.RetryAfter)
+	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	require.Len(t, stops, 1)
+	assert.Same(t, se, stops[0])
+}
+
+func TestGuardRefusalResult(t *testing.T) {
+	r := newRig(t, breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone})
+	runFail(r)
+	r.clock.Advance(5 * time.Second)
+	called := false
+	res := breaker.Guard[int](r.b).Execute(context.Background(), nextOf(func(context.Context) (int, error) {
+		called = true
+		return 0, nil
+	}))
+	assert.False(t, called)
+	assert.Equal(t, outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true, RetryAfter: 10 * time.Second}, res.Verdict)
+	se, isStop := errors.AsType[*pipeline.StopError](res.Err)
+	require.True(t, isStop)
+	assert.Equal(t, 10*time.Second, se.RetryAfter)
+	assert.False(t, res.Verdict.Failure(), "our own refusal is not evidence")
+	assert.False(t, res.Verdict.Retryable())
+}
+
+// nextOf returns the Next a one-stage pipeline hands its stage.
+func nextOf[T any](fn pipeline.Func[T]) pipeline.Next[T] {
+	var next pipeline.Next[T]
+	capture := pipeline.PolicyFunc[T](func(ctx context.Context, n pipeline.Next[T]) pipeline.Result[T] {
+		next = n
+		return pipeline.Result[T]{}
+	})
+	_, _ = pipeline.New[T](capture).Execute(context.Background(), fn)
+	return next
+}
+
+func TestGuardMeasuresOnTheBreakerClock(t *testing.T) {
+	r := newRig(t, breaker.Config{SlowCallThreshold: time.Second, BreakJitter: breaker.JitterNone})
+	for range 5 {
+		runFail(r)
+	}
+	r.clock.Advance(15 * time.Second)
+	_, err := pipeline.New(breaker.Guard[int](r.b)).Execute(context.Background(), func(context.Context) (int, error) {
+		r.clock.Advance(2 * time.Second) // the probe answers, slowly
+		return 1, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, breaker.Open, r.state(), "a slow probe is not a recovery")
+	tr := r.events[len(r.events)-1].(breaker.Transition)
+	assert.Equal(t, breaker.CauseProbeSlow, tr.Cause)
+}
+
+func TestPanickingProbeCountsAsFailureAndFreesSlot(t *testing.T) {
+	r := newRig(t, breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone})
+	runFail(r)
+	r.clock.Advance(15 * time.Second)
+	p := pipeline.New(breaker.Guard[int](r.b))
+	func() {
+		defer func() {
+			v := recover()
+			assert.Equal(t, "probe exploded", v, "the panic reaches the caller unchanged")
+		}()
+		_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { panic("probe exploded") })
+		t.Error("Execute returned instead of panicking")
+	}()
+	s := r.b.Snapshot()
+	assert.Equal(t, breaker.Open, s.State, "the panic re-opened the breaker")
+	assert.Equal(t, 2, s.Trips)
+	assert.Equal(t, 30*time.Second, s.Break)
+	assert.Equal(t, 0, s.Probes, "the slot is free")
+	r.clock.Advance(30 * time.Second)
+	_, err := p.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
+	assert.NoError(t, err, "a new probe is admitted")
+}
+
+func TestGuardNilPanics(t *testing.T) {
+	assert.PanicsWithValue(t, "breaker: Guard: breaker is nil (did you ignore the error from breaker.New?)", func() {
+		breaker.Guard[int](nil)
+	})
+}
+
+func TestOneBreakerManyResultTypes(t *testing.T) {
+	r := newRig(t, breaker.Config{ConsecutiveFailures: 2})
+	ints := pipeline.New(breaker.Guard[int](r.b))
+	strs := pipeline.New(breaker.Guard[string](r.b))
+	_, _ = ints.Execute(context.Background(), func(context.Context) (int, error) { return 0, errBoom })
+	_, _ = strs.Execute(context.Background(), func(context.Context) (string, error) { return "", errBoom })
+	assert.Equal(t, breaker.Open, r.state())
+	_, err := ints.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
+	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+}
