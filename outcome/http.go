@@ -26,9 +26,9 @@ func HTTPStatus(status int, retryAfter string, now time.Time) Verdict {
 	case status < 400:
 		return Verdict{}
 	case status == 429:
-		return Verdict{Kind: Throttled, RetryAfter: ParseRetryAfter(retryAfter, now)}
+		return Verdict{Kind: Throttled}.WithRetryAfter(ParseRetryAfter(retryAfter, now))
 	case status == 408, status >= 500 && status != 501 && status != 505:
-		return Verdict{Kind: Transient, RetryAfter: ParseRetryAfter(retryAfter, now)}
+		return Verdict{Kind: Transient}.WithRetryAfter(ParseRetryAfter(retryAfter, now))
 	}
 	return Verdict{Kind: Permanent}
 }

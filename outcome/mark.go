@@ -38,7 +38,7 @@ func MarkTransient(err error) error { return Mark(err, Verdict{Kind: Transient})
 // MarkThrottled marks err as the dependency defending itself, with its hint of when
 // to try again (0 for none).
 func MarkThrottled(err error, retryAfter time.Duration) error {
-	return Mark(err, Verdict{Kind: Throttled, RetryAfter: max(retryAfter, 0)})
+	return Mark(err, Verdict{Kind: Throttled}.WithRetryAfter(retryAfter))
 }
 
 // MarkPermanent marks err as one that retrying cannot fix.

@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -39,13 +40,12 @@ func (k Kind) String() string {
 
 // Verdict is the classification of one attempt. The zero value is a plain success.
 //
-// A Verdict is a small value; copy it freely.
+// A Verdict is eight bytes, so that a pipeline's Result fits in registers; copy it
+// freely. The dependency's retry-after hint is kept to the millisecond, rounded
+// up, and read with [Verdict.RetryAfter].
 type Verdict struct {
 	// Kind is the class of the outcome.
 	Kind Kind
-	// RetryAfter is the dependency's own hint of when to try again, or 0 for none.
-	// A retry uses it as given (capped by its maximum delay) instead of its backoff.
-	RetryAfter time.Duration
 	// SelfImposed marks a refusal by one of our own stages (an open breaker, an
 	// exhausted budget) rather than by the dependency. Such a verdict is never
 	// breaker evidence, never charged to a retry budget, and never retried.
@@ -54,6 +54,30 @@ type Verdict struct {
 	// deadline. Its Kind is Permanent, so it is never retried and never counted
 	// against the dependency.
 	Canceled bool
+	// retryAfter is the hint in milliseconds, 0 for none.
+	retryAfter uint32
+}
+
+// MaxRetryAfter is the longest retry-after hint a Verdict can carry; longer hints
+// are clamped to it.
+const MaxRetryAfter = time.Duration(math.MaxUint32) * time.Millisecond
+
+// RetryAfter is the dependency's own hint of when to try again, or 0 for none. A
+// retry uses it as given (capped by its maximum delay) instead of its backoff.
+func (v Verdict) RetryAfter() time.Duration { return time.Duration(v.retryAfter) * time.Millisecond }
+
+// WithRetryAfter returns v carrying the hint d, rounded up to the millisecond and
+// clamped to [0, MaxRetryAfter].
+func (v Verdict) WithRetryAfter(d time.Duration) Verdict {
+	switch {
+	case d <= 0:
+		v.retryAfter = 0
+	case d >= MaxRetryAfter:
+		v.retryAfter = math.MaxUint32
+	default:
+		v.retryAfter = uint32((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	return v
 }
 
 // Failure reports whether the verdict is evidence that the dependency is failing:
@@ -69,8 +93,8 @@ func (v Verdict) Retryable() bool {
 // String describes the verdict, for logs.
 func (v Verdict) String() string {
 	s := v.Kind.String()
-	if v.RetryAfter > 0 {
-		s += fmt.Sprintf(" (retry after %v)", v.RetryAfter)
+	if v.retryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %v)", v.RetryAfter())
 	}
 	if v.SelfImposed {
 		s += " (self-imposed)"

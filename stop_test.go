@@ -1,0 +1,65 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/resilience-go/pipeline"
+)
+
+func TestStopErrorMatchesItsReason(t *testing.T) {
+	sentinels := map[pipeline.Reason]error{
+		pipeline.DependencyUnavailable: pipeline.ErrDependencyUnavailable,
+		pipeline.BudgetExhausted:       pipeline.ErrBudgetExhausted,
+		pipeline.AttemptsExhausted:     pipeline.ErrAttemptsExhausted,
+		pipeline.Deadline:              context.DeadlineExceeded,
+		pipeline.Canceled:              context.Canceled,
+		pipeline.Permanent:             pipeline.ErrPermanent,
+	}
+	for reason := range sentinels {
+		err := error(&pipeline.StopError{Reason: reason})
+		for other, otherSentinel := range sentinels {
+			assert.Equal(t, reason == other, errors.Is(err, otherSentinel), "%v vs %v", reason, other)
+		}
+	}
+}
+
+func TestStopErrorReachesLastErrorAndCause(t *testing.T) {
+	last := errors.New("503 from upstream")
+	cause := errors.New("shutting down")
+	err := error(&pipeline.StopError{Stage: "retry", Reason: pipeline.Canceled, Attempts: 2, Err: last, Cause: cause})
+	assert.ErrorIs(t, err, last)
+	assert.ErrorIs(t, err, cause)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.EqualError(t, err, "pipeline: retry: canceled after 2 attempts: shutting down: 503 from upstream")
+
+	stop, ok := errors.AsType[*pipeline.StopError](err)
+	assert.True(t, ok)
+	assert.Equal(t, 2, stop.Attempts)
+}
+
+func TestStopErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  pipeline.StopError
+		want string
+	}{
+		{pipeline.StopError{Stage: "breaker", Reason: pipeline.DependencyUnavailable, RetryAfter: 12 * time.Second},
+			"pipeline: breaker: dependency unavailable (retry after 12s)"},
+		{pipeline.StopError{Reason: pipeline.AttemptsExhausted, Attempts: 1},
+			"pipeline: attempts exhausted after 1 attempt"},
+		{pipeline.StopError{Stage: "timeout", Reason: pipeline.Deadline, Cause: context.DeadlineExceeded, Err: context.DeadlineExceeded},
+			"pipeline: timeout: deadline exceeded: context deadline exceeded"},
+	} {
+		assert.Equal(t, tc.want, tc.err.Error())
+	}
+}
+
+func TestPanicErrorUnwrapsErrorValues(t *testing.T) {
+	inner := errors.New("bad state")
+	assert.ErrorIs(t, pipeline.NewPanicError(inner), inner)
+	assert.Nil(t, pipeline.NewPanicError("text").Unwrap())
+}
