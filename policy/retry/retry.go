@@ -1,0 +1,180 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// stage is the name retry gives its stop errors.
+const stage = "retry"
+
+// Policy is the retry stage: it runs the stages inside it again after a Transient
+// or Throttled failure, waiting a backoff between attempts and paying for each
+// retry from a budget. Build one with [New]; it is immutable and safe for
+// concurrent use, and one Policy serves any number of pipelines and calls.
+type Policy[T any] struct {
+	maxAttempts int
+	backoff     Backoff
+	budget      *budget.Budget
+	rand        rand.Source
+	pause       time.Duration
+}
+
+// New returns a retry stage configured by cfg, or an error naming the first
+// setting that cannot work.
+func New[T any](cfg Config) (*Policy[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Policy[T]{
+		maxAttempts: cfg.MaxAttempts,
+		backoff:     cfg.Backoff,
+		budget:      cfg.Budget,
+		rand:        cfg.Rand,
+		pause:       cfg.RefusalPause,
+	}
+	if p.maxAttempts == 0 {
+		p.maxAttempts = DefaultMaxAttempts
+	}
+	if p.backoff == nil {
+		p.backoff = Exponential{}
+	}
+	if p.rand == nil {
+		p.rand = globalSource{}
+	}
+	if p.pause == 0 {
+		p.pause = DefaultRefusalPause
+	}
+	return p, nil
+}
+
+// Execute runs attempts of the stages inside it until one succeeds or the call
+// must stop. Attempt n runs as next.WithAttempt(n).Run(ctx). After each attempt,
+// by its verdict:
+//
+//   - OK: the budget gets a deposit and the result is returned as it is.
+//   - A refusal by an inner stage (a self-imposed verdict, such as an open
+//     breaker's): the call pauses for RefusalPause (at most until ctx's deadline,
+//     less if ctx is done) and stops with the refusing stage's name, reason and
+//     retry-after hint. A refusal is never charged to the budget.
+//   - The caller's cancellation, or ctx done: stop at once with reason Canceled
+//     or Deadline and Cause set to context.Cause(ctx).
+//   - Permanent: stop with reason Permanent.
+//   - Transient or Throttled with no attempts left: stop with AttemptsExhausted.
+//   - Otherwise the backoff gives the delay. If the wait would reach ctx's
+//     deadline, the call stops at once with reason Deadline instead of sleeping;
+//     if the budget cannot pay, with BudgetExhausted and the budget's hint.
+//     Otherwise a [Scheduled] event is emitted and the stage waits, on the
+//     pipeline's clock, returning at once (Canceled or Deadline) if ctx is done.
+//
+// Every stop returns a *pipeline.StopError with the number of attempts that ran
+// and the last of them's error, and emits a [pipeline.Stopped] event. The
+// result's Value is the last attempt's value, so a last 503 response stays
+// reachable, and its Verdict the last attempt's verdict (the refusal's, for a
+// refusal).
+func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+	var last pipeline.Result[T] // the last attempt that ran
+	for n := 1; ; n++ {
+		r := next.WithAttempt(n).Run(ctx)
+		v := r.Verdict
+		switch {
+		case v.Kind == outcome.OK:
+			p.budget.Deposit()
+			return r
+		case v.SelfImposed:
+			return p.refused(ctx, next, r, last, n-1)
+		case v.Canceled || ctx.Err() != nil:
+			return p.canceled(ctx, next, r, n)
+		case !v.Retryable():
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.Permanent, Attempts: n, Err: r.Err})
+		case n >= p.maxAttempts:
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: r.Err})
+		}
+		last = r
+
+		clock := next.Clock()
+		delay := max(p.backoff.Delay(n+1, v, p.rand), 0)
+		if deadline, ok := ctx.Deadline(); ok && !clock.Now().Add(delay).Before(deadline) {
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.Deadline, Attempts: n, Err: r.Err})
+		}
+		if wait, ok := p.budget.Withdraw(); !ok {
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: r.Err})
+		}
+		if next.Observed() {
+			next.Emit(Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
+		}
+		if !sleep(ctx, clock, delay) {
+			return p.canceled(ctx, next, r, n)
+		}
+	}
+}
+
+// stop returns r with e as its error, after reporting e.
+func (p *Policy[T]) stop(next pipeline.Next[T], r pipeline.Result[T], e *pipeline.StopError) pipeline.Result[T] {
+	if next.Observed() {
+		next.Emit(pipeline.Stopped{Err: e})
+	}
+	r.Err = e
+	return r
+}
+
+// canceled stops the call because ctx is done or the caller canceled the
+// attempt. r is the last attempt, and attempts the number that ran.
+func (p *Policy[T]) canceled(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T], attempts int) pipeline.Result[T] {
+	return p.stop(next, r, canceledError(ctx, attempts, r.Err))
+}
+
+// canceledError is the stop for a call whose ctx is done, or whose caller
+// canceled it: Deadline if ctx's deadline passed, Canceled otherwise.
+func canceledError(ctx context.Context, attempts int, err error) *pipeline.StopError {
+	reason := pipeline.Canceled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason = pipeline.Deadline
+	}
+	return &pipeline.StopError{Stage: stage, Reason: reason, Attempts: attempts, Err: err, Cause: context.Cause(ctx)}
+}
+
+// refused stops the call because an inner stage refused attempt attempts+1:
+// refusal is that attempt's result, last the attempt that ran before it (zero if
+// none did). The stop keeps the refusing stage's name, reason and hint, unless
+// ctx is already done: then the caller's cancellation wins.
+func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal, last pipeline.Result[T], attempts int) pipeline.Result[T] {
+	r := pipeline.Result[T]{Value: last.Value, Verdict: refusal.Verdict}
+	if ctx.Err() != nil {
+		return p.stop(next, r, canceledError(ctx, attempts, last.Err))
+	}
+	e := &pipeline.StopError{Stage: stage, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
+	if inner, ok := errors.AsType[*pipeline.StopError](refusal.Err); ok {
+		e.Stage, e.Reason, e.RetryAfter = inner.Stage, inner.Reason, inner.RetryAfter
+	}
+	clock := next.Clock()
+	pause := p.pause
+	if deadline, ok := ctx.Deadline(); ok {
+		pause = min(pause, clock.Until(deadline))
+	}
+	sleep(ctx, clock, pause)
+	return p.stop(next, r, e)
+}
+
+// sleep waits d on clock and reports true, or returns false as soon as ctx is
+// done (also when it is done once the wait is over).
+func sleep(ctx context.Context, clock clockwork.Clock, d time.Duration) bool {
+	if d > 0 {
+		t := clock.NewTimer(d)
+		select {
+		case <-t.Chan():
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
