@@ -17,7 +17,7 @@ import (
 var (
 	ok        = outcome.Verdict{}
 	fail      = outcome.Verdict{Kind: outcome.Transient}
-	throttled = outcome.Verdict{Kind: outcome.Throttled, RetryAfter: time.Second}
+	throttled = outcome.Verdict{Kind: outcome.Throttled}.WithRetryAfter(time.Second)
 	permanent = outcome.Verdict{Kind: outcome.Permanent}
 	canceled  = outcome.Verdict{Kind: outcome.Permanent, Canceled: true}
 	selfImp   = outcome.Verdict{Kind: outcome.Transient, SelfImposed: true}

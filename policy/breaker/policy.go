@@ -39,7 +39,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		}
 		return pipeline.Result[T]{
 			Err:     err,
-			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true, RetryAfter: retryAfter},
+			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(retryAfter),
 		}
 	}
 	recorded := false

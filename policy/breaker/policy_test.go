@@ -75,7 +75,7 @@ func TestGuardRefusalResult(t *testing.T) {
 		return 0, nil
 	}))
 	assert.False(t, called)
-	assert.Equal(t, outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true, RetryAfter: 10 * time.Second}, res.Verdict)
+	assert.Equal(t, outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(10*time.Second), res.Verdict)
 	se, isStop := errors.AsType[*pipeline.StopError](res.Err)
 	require.True(t, isStop)
 	assert.Equal(t, 10*time.Second, se.RetryAfter)
