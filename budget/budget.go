@@ -18,7 +18,9 @@ const unit = 1_000_000_000
 //
 // A new Budget starts full. [Budget.Deposit] adds a fraction of a token for each
 // successful attempt, time adds tokens at a fixed rate, and [Budget.Withdraw]
-// takes one whole token for each retry or hedge. The balance never goes below
+// takes one whole token for each retry or hedge; [Budget.Refund] returns it if
+// the retry was refused by our own stage before it reached the dependency. The
+// balance never goes below
 // zero and never above the capacity. It is kept in billionths of a token, which
 // is the precision of every figure the Budget reports.
 //
@@ -92,6 +94,19 @@ func (b *Budget) Withdraw() (wait time.Duration, ok bool) {
 	wait = b.untilOneToken()
 	b.mu.Unlock()
 	return wait, false
+}
+
+// Refund gives back the token a withdrawal took for a retry or hedge that never
+// reached the dependency, because one of our own stages refused it (an open
+// breaker), so that such refusals are never charged. The balance stays at most
+// the capacity. On a nil Budget it does nothing.
+func (b *Budget) Refund() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.tokens = min(b.tokens+unit, b.capacity)
+	b.mu.Unlock()
 }
 
 // Tokens returns the current balance, in [0, Capacity]. Reading it changes

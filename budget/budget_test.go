@@ -128,3 +128,17 @@ func TestNilBudgetIsUnlimited(t *testing.T) {
 	assert.True(t, math.IsInf(b.Capacity(), 1))
 	assert.Equal(t, 0.0, b.Utilization())
 }
+
+func TestRefundReturnsTheToken(t *testing.T) {
+	b, _ := newFake(t, Config{})
+	_, ok := b.Withdraw()
+	require.True(t, ok)
+	assert.InDelta(t, 29, b.Tokens(), 1e-12)
+	b.Refund()
+	assert.InDelta(t, 30, b.Tokens(), 1e-12)
+	b.Refund()
+	assert.InDelta(t, 30, b.Tokens(), 1e-12, "never above capacity")
+
+	var unlimited *Budget
+	unlimited.Refund()
+}

@@ -56,6 +56,12 @@ func (s *budgetMachine) Deposit(t *rapid.T) {
 	s.m.tokens = min(s.m.tokens+s.m.deposit, s.m.capacity)
 }
 
+func (s *budgetMachine) Refund(t *rapid.T) {
+	s.ops++
+	s.b.Refund()
+	s.m.tokens = min(s.m.tokens+1, s.m.capacity)
+}
+
 func (s *budgetMachine) Advance(t *rapid.T) {
 	s.ops++
 	d := time.Duration(rapid.OneOf(
@@ -123,6 +129,7 @@ func TestBudgetAgainstModel(t *testing.T) {
 			"deposit":  s.Deposit,
 			"withdraw": s.Withdraw,
 			"advance":  s.Advance,
+			"refund":   s.Refund,
 			"":         s.Check,
 		})
 	})

@@ -64,7 +64,8 @@ func New[T any](cfg Config) (*Policy[T], error) {
 //   - A refusal by an inner stage (a self-imposed verdict, such as an open
 //     breaker's): the call pauses for RefusalPause (at most until ctx's deadline,
 //     less if ctx is done) and stops with the refusing stage's name, reason and
-//     retry-after hint. A refusal is never charged to the budget.
+//     retry-after hint. A refusal is never charged to the budget: the token a
+//     refused retry took is refunded.
 //   - The caller's cancellation, or ctx done: stop at once with reason Canceled
 //     or Deadline and Cause set to context.Cause(ctx).
 //   - Permanent: stop with reason Permanent.
@@ -90,6 +91,9 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			p.budget.Deposit()
 			return r
 		case v.SelfImposed:
+			if n > 1 {
+				p.budget.Refund() // the retry never reached the dependency
+			}
 			return p.refused(ctx, next, r, last, n-1)
 		case v.Canceled || ctx.Err() != nil:
 			return p.canceled(ctx, next, r, n)
