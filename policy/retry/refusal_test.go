@@ -1,0 +1,162 @@
+package retry
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// fakeBreaker is a stand-in for a circuit breaker stage: it lets attempts through
+// until one fails, then refuses every attempt the way a breaker does.
+type fakeBreaker struct {
+	open       atomic.Bool
+	retryAfter time.Duration
+}
+
+func (b *fakeBreaker) stage() pipeline.PolicyFunc[int] {
+	return func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+		if b.open.Load() {
+			err := &pipeline.StopError{Stage: "breaker", Reason: pipeline.DependencyUnavailable, RetryAfter: b.retryAfter}
+			if next.Observed() {
+				next.Emit(pipeline.Stopped{Err: err})
+			}
+			return pipeline.Result[int]{
+				Err:     err,
+				Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(b.retryAfter),
+			}
+		}
+		r := next.Run(ctx)
+		if r.Verdict.Failure() {
+			b.open.Store(true)
+		}
+		return r
+	}
+}
+
+func TestBreakerTripStopsTheRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{retryAfter: 15 * time.Second}
+		bud := newBudget(t, budget.Config{})
+		p := pipeline.New[int](mustNew[int](t, Config{Budget: bud, Backoff: Exponential{Jitter: NoJitter}}), br.stage())
+		start := time.Now()
+		w := newWork(func(context.Context) (int, error) { return 503, errBoom })
+
+		v, err := p.Execute(t.Context(), w.fn)
+
+		assert.Len(t, w.attempts(), 1, "attempt 2 is refused without calling fn")
+		assert.Equal(t, 200*time.Millisecond, time.Since(start), "100 ms backoff, then the 100 ms refusal pause")
+		e := stopError(t, err)
+		assert.Equal(t, "breaker", e.Stage)
+		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
+		assert.Equal(t, 15*time.Second, e.RetryAfter)
+		assert.Equal(t, 1, e.Attempts)
+		assert.Same(t, errBoom, e.Err, "the last real attempt's error")
+		assert.Equal(t, 503, v, "the last real attempt's value")
+		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		assert.Equal(t, 30.0, bud.Tokens(), "the refused retry is not charged")
+	})
+}
+
+func TestRefusalOnTheFirstAttemptPausesThenStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{retryAfter: time.Minute}
+		br.open.Store(true)
+		var ev events
+		p := pipeline.New[int](mustNew[int](t, Config{}), br.stage()).With(pipeline.Options[int]{OnEvent: ev.hook})
+		start := time.Now()
+		w := newWork(succeed(1))
+
+		_, err := p.Execute(t.Context(), w.fn)
+
+		assert.Empty(t, w.attempts())
+		assert.Equal(t, DefaultRefusalPause, time.Since(start), "a caller looping on refusals cannot spin")
+		e := stopError(t, err)
+		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
+		assert.Equal(t, time.Minute, e.RetryAfter)
+		assert.Zero(t, e.Attempts)
+		assert.NoError(t, e.Err)
+		stops := ev.stops()
+		require.Len(t, stops, 2, "the breaker's refusal, then the retry's stop")
+		assert.Same(t, e, stops[1])
+	})
+}
+
+func TestRefusalPauseIsBoundedByTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{retryAfter: time.Minute}
+		br.open.Store(true)
+		p := pipeline.New[int](mustNew[int](t, Config{RefusalPause: time.Second}), br.stage())
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := p.Execute(ctx, newWork(succeed(1)).fn)
+		assert.Equal(t, 30*time.Millisecond, time.Since(start))
+		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable, "the refusal is still the reason")
+	})
+}
+
+func TestRefusalPauseEndsWhenTheCallerCancels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{retryAfter: time.Minute}
+		br.open.Store(true)
+		p := pipeline.New[int](mustNew[int](t, Config{RefusalPause: time.Second}), br.stage())
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.Execute(ctx, newWork(succeed(1)).fn)
+			done <- err
+		}()
+		time.Sleep(10 * time.Millisecond) // virtual: into the pause
+		start := time.Now()
+		cancel()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			assert.Zero(t, time.Since(start))
+			assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		default:
+			t.Fatal("the refusal pause outlived the caller's cancellation")
+		}
+	})
+}
+
+func TestRefusalWithTheCallerGoneReportsTheCancellation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{}
+		br.open.Store(true)
+		p := pipeline.New[int](mustNew[int](t, Config{}), br.stage())
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		start := time.Now()
+		_, err := p.Execute(ctx, newWork(succeed(1)).fn)
+		assert.Zero(t, time.Since(start))
+		e := stopError(t, err)
+		assert.Equal(t, pipeline.Canceled, e.Reason)
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+// TestSelfImposedVerdictWithoutStopError: a user's stage that refuses with a
+// self-imposed verdict but an error of its own is treated as a refusal too.
+func TestSelfImposedVerdictWithoutStopError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		limiter := pipeline.PolicyFunc[int](func(context.Context, pipeline.Next[int]) pipeline.Result[int] {
+			return pipeline.Result[int]{Err: errBoom, Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(time.Second)}
+		})
+		p := pipeline.New[int](mustNew[int](t, Config{}), limiter)
+		_, err := p.Execute(t.Context(), newWork(succeed(1)).fn)
+		e := stopError(t, err)
+		assert.Equal(t, "retry", e.Stage)
+		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
+		assert.Equal(t, time.Second, e.RetryAfter)
+	})
+}
