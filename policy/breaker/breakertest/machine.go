@@ -1,0 +1,237 @@
+package breakertest
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"pgregory.net/rapid"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// StateMachine returns a rapid property that builds a breaker from cfg on a fake
+// clock (cfg's Clock, Rand and OnEvent are replaced) and a [Model] beside it, runs
+// random operations on both (admissions, outcomes of every kind and duration,
+// clock advances, Isolate, Reset, state reads) and fails on the first step where
+//
+//   - the breaker and the model disagree on an admission, a retry-after hint or
+//     any field of [breaker.Snapshot];
+//   - the breaker admits while Open before its break ends, or while Isolated;
+//   - more probes hold slots than Config.HalfOpenProbes;
+//   - it closes from HalfOpen without Config.ProbeSuccesses successful probes;
+//   - reading the state (State, Snapshot) changes anything;
+//   - a break is outside its jitter bounds or the growth cap;
+//   - transition events do not form one ordered chain.
+//
+// Use it as rapid.Check(t, breakertest.StateMachine(cfg)).
+func StateMachine(cfg breaker.Config) func(*rapid.T) {
+	return func(t *rapid.T) {
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("invalid config: %v", err)
+		}
+		clock := clockwork.NewFakeClockAt(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+		var events []breaker.Transition
+		c := cfg
+		c.Clock = clock
+		c.Rand = rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)
+		c.OnEvent = func(e pipeline.Event) {
+			if tr, ok := e.(breaker.Transition); ok {
+				events = append(events, tr)
+			}
+		}
+		b, err := breaker.New(c)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		m := NewModel(c, clock.Now())
+		m.Served = func(time.Duration) time.Duration { return b.Snapshot().Break }
+		h := &harness{b: b, m: m, clock: clock, events: &events}
+		t.Repeat(map[string]func(*rapid.T){
+			"admit":   h.admit,
+			"record":  h.record,
+			"done":    h.done,
+			"advance": func(t *rapid.T) { clock.Advance(Advances().Draw(t, "advance")) },
+			"advance to break end": func(t *rapid.T) {
+				if d := b.Snapshot().BreakEnds.Sub(clock.Now()); d > 0 {
+					clock.Advance(d)
+				}
+			},
+			"call":    h.call,
+			"failing calls": func(t *rapid.T) {
+				for range rapid.IntRange(1, 6).Draw(t, "failures") {
+					n := len(h.inflight)
+					h.admit(t)
+					h.finish(t, n, failure)
+				}
+			},
+			"manual": func(t *rapid.T) {
+				if rapid.IntRange(0, 3).Draw(t, "isolate") == 0 {
+					b.Isolate()
+					m.Isolate()
+				} else {
+					b.Reset()
+					m.Reset()
+				}
+			},
+			"read": h.read,
+			"":     h.check,
+		})
+	}
+}
+
+type harness struct {
+	b        *breaker.Breaker
+	m        *Model
+	clock    *clockwork.FakeClock
+	events   *[]breaker.Transition
+	inflight []flight
+}
+
+type flight struct {
+	real  breaker.Ticket
+	model ModelTicket
+}
+
+func (h *harness) admit(t *rapid.T) {
+	now := h.clock.Now()
+	was := h.b.State()
+	tk, err := h.b.Admit()
+	mt, retry := h.m.Admit(now)
+	if (err == nil) && (was == breaker.Open || was == breaker.Isolated) {
+		t.Fatalf("admitted while %v", was)
+	}
+	if mt.Admitted != (err == nil) {
+		t.Fatalf("admission: breaker err=%v, model admits=%v", err, mt.Admitted)
+	}
+	if err != nil {
+		var se *pipeline.StopError
+		if !errors.As(err, &se) || se.Stage != "breaker" || se.Reason != pipeline.DependencyUnavailable {
+			t.Fatalf("refusal is not a breaker StopError: %#v", err)
+		}
+		if se.RetryAfter != retry {
+			t.Fatalf("retry-after: breaker %v, model %v", se.RetryAfter, retry)
+		}
+		return
+	}
+	if tk.Probe() != (mt.Probe != 0) {
+		t.Fatalf("probe: breaker %v, model %v", tk.Probe(), mt.Probe != 0)
+	}
+	h.inflight = append(h.inflight, flight{tk, mt})
+}
+
+// take removes and returns a random attempt in flight, or skips the action.
+func (h *harness) take(t *rapid.T) flight {
+	if len(h.inflight) == 0 {
+		t.Skip("nothing in flight")
+	}
+	i := rapid.IntRange(0, len(h.inflight)-1).Draw(t, "attempt")
+	f := h.inflight[i]
+	h.inflight = slices.Delete(h.inflight, i, i+1)
+	return f
+}
+
+func (h *harness) record(t *rapid.T) {
+	f := h.take(t)
+	v, d := Verdicts().Draw(t, "verdict"), Durations().Draw(t, "duration")
+	before := h.b.Snapshot()
+	h.b.Record(f.real, v, d)
+	h.m.Record(h.clock.Now(), f.model, v, d)
+	h.closedByProbes(t, before)
+}
+
+// failure is the verdict of a failing call.
+var failure = outcome.Verdict{Kind: outcome.Transient}
+
+// call is one whole attempt: an admission and, if admitted, its outcome.
+func (h *harness) call(t *rapid.T) {
+	n := len(h.inflight)
+	h.admit(t)
+	if len(h.inflight) > n {
+		h.finish(t, n, Verdicts().Draw(t, "verdict"))
+	}
+}
+
+func (h *harness) done(t *rapid.T) {
+	if len(h.inflight) == 0 {
+		t.Skip("nothing in flight")
+	}
+	h.finish(t, rapid.IntRange(0, len(h.inflight)-1).Draw(t, "attempt"), Verdicts().Draw(t, "verdict"))
+}
+
+// finish ends attempt i with v, after a drawn duration, through Done.
+func (h *harness) finish(t *rapid.T, i int, v outcome.Verdict) {
+	if i >= len(h.inflight) {
+		return // the admission was refused
+	}
+	f := h.inflight[i]
+	h.inflight = slices.Delete(h.inflight, i, i+1)
+	h.clock.Advance(Durations().Draw(t, "duration"))
+	before := h.b.Snapshot()
+	h.b.Done(f.real, v)
+	now := h.clock.Now()
+	h.m.Record(now, f.model, v, now.Sub(f.model.Start))
+	h.closedByProbes(t, before)
+}
+
+// closedByProbes fails if the breaker just closed from HalfOpen without the
+// required probe successes.
+func (h *harness) closedByProbes(t *rapid.T, before breaker.Snapshot) {
+	if after := h.b.Snapshot(); before.State == breaker.HalfOpen && after.State == breaker.Closed &&
+		before.ProbeSuccesses+1 != h.m.ProbeSuccesses {
+		t.Fatalf("closed after %d probe successes, want %d", before.ProbeSuccesses+1, h.m.ProbeSuccesses)
+	}
+}
+
+func (h *harness) read(t *rapid.T) {
+	s := h.b.Snapshot()
+	for range rapid.IntRange(1, 3).Draw(t, "reads") {
+		if st := h.b.State(); st != s.State {
+			t.Fatalf("State() = %v, Snapshot().State = %v", st, s.State)
+		}
+		if again := h.b.Snapshot(); again != s {
+			t.Fatalf("reading changed the breaker: %+v then %+v", s, again)
+		}
+	}
+}
+
+func (h *harness) check(t *rapid.T) {
+	now := h.clock.Now()
+	got, want := h.b.Snapshot(), h.m.Snapshot(now)
+	if got != want {
+		t.Fatalf("breaker and model disagree at +%v:\nbreaker %+v\nmodel   %+v", now.Sub(h.m.Origin), got, want)
+	}
+	if h.m.Err != nil {
+		t.Fatal(h.m.Err)
+	}
+	if got.Probes > h.m.Probes {
+		t.Fatalf("%d probes in flight, at most %d allowed", got.Probes, h.m.Probes)
+	}
+	if got.Trips > 0 {
+		if got.Nominal < h.m.BreakDuration || got.Nominal > h.m.MaxBreak {
+			t.Fatalf("nominal break %v outside [%v, %v]", got.Nominal, h.m.BreakDuration, h.m.MaxBreak)
+		}
+		if lo, hi := h.m.Jitter.Bounds(got.Nominal); got.Break < lo || got.Break > hi {
+			t.Fatalf("break %v outside %v jitter bounds [%v, %v]", got.Break, h.m.Jitter, lo, hi)
+		}
+	}
+	ev := *h.events
+	for i := range ev {
+		from := breaker.Closed
+		if i > 0 {
+			from = ev[i-1].To
+		}
+		if ev[i].From != from {
+			t.Fatalf("event %d: transition from %v follows a transition to %v", i, ev[i].From, from)
+		}
+	}
+	if len(ev) > 0 {
+		if last := ev[len(ev)-1].To; last != got.State && !(last == breaker.Open && got.State == breaker.HalfOpen) {
+			t.Fatalf("last transition to %v, state %v", last, got.State)
+		}
+	}
+}
