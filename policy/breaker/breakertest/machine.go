@@ -61,7 +61,7 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 					clock.Advance(d)
 				}
 			},
-			"call":    h.call,
+			"call": h.call,
 			"failing calls": func(t *rapid.T) {
 				for range rapid.IntRange(1, 6).Draw(t, "failures") {
 					n := len(h.inflight)
