@@ -1,0 +1,210 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/bench"
+)
+
+// The benchmarks are named Benchmark<Composition>/<path>/<library>, so that the
+// rows of one composition line up: the report compares each "ours" row with the
+// other rows of its composition and path, and with the floor of its composition.
+
+var (
+	sinkInt  int
+	sinkTime time.Time
+)
+
+// check fails the benchmark if err is not what path p should produce.
+func check(b *testing.B, p bench.Path, err error) {
+	if (err == nil) != (p == bench.OK) {
+		b.Fatalf("path %v: unexpected error %v", p, err)
+	}
+	if err != nil && !errors.Is(err, bench.ErrUnavailable) {
+		b.Fatalf("path %v: error %v does not wrap the work's error", p, err)
+	}
+}
+
+// runOurs benchmarks one of our pipelines on path p.
+func runOurs(b *testing.B, p bench.Path, pl *pipeline.Pipeline[int]) {
+	ctx, fn := context.Background(), bench.OursWork(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := pl.Execute(ctx, fn)
+		check(b, p, err)
+		sinkInt = v
+	}
+}
+
+// runFailsafe benchmarks a failsafe-go executor on path p.
+func runFailsafe(b *testing.B, p bench.Path, ex failsafe.Executor[int]) {
+	fn := bench.PeerWork(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := ex.Get(fn)
+		check(b, p, err)
+		sinkInt = v
+	}
+}
+
+// runGoBreaker benchmarks a gobreaker on path p.
+func runGoBreaker(b *testing.B, p bench.Path, cb *gobreaker.CircuitBreaker[int]) {
+	fn := bench.PeerWork(p)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := cb.Execute(fn)
+		check(b, p, err)
+		sinkInt = v
+	}
+}
+
+// BenchmarkFloor measures the primitives that bound what any library can reach:
+// a bare call of the work, one clock read, an uncontended mutex, a context with a
+// timeout created and canceled, and a goroutine started and waited for.
+func BenchmarkFloor(b *testing.B) {
+	b.Run("call", func(b *testing.B) {
+		fn := bench.OursWork(bench.OK)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			v, err := fn(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkInt = v
+		}
+	})
+	b.Run("now", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkTime = time.Now()
+		}
+	})
+	b.Run("mutex", func(b *testing.B) {
+		var mu sync.Mutex
+		b.ReportAllocs()
+		for b.Loop() {
+			mu.Lock()
+			sinkInt++
+			mu.Unlock()
+		}
+	})
+	b.Run("withtimeout", func(b *testing.B) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			c, cancel := context.WithTimeout(ctx, bench.Timeout)
+			cancel()
+			if c.Err() == nil {
+				b.Fatal("context not canceled")
+			}
+		}
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		done := make(chan struct{}, 1)
+		run := func() { done <- struct{}{} }
+		b.ReportAllocs()
+		for b.Loop() {
+			go run()
+			<-done
+		}
+	})
+}
+
+// BenchmarkEmpty is a composition with no policies: the cost of executing
+// through the library at all.
+func BenchmarkEmpty(b *testing.B) {
+	b.Run("ok/ours", func(b *testing.B) { runOurs(b, bench.OK, bench.OursEmpty()) })
+	b.Run("ok/failsafe", func(b *testing.B) { runFailsafe(b, bench.OK, bench.FailsafeEmpty()) })
+}
+
+// BenchmarkBreaker is a circuit breaker alone.
+func BenchmarkBreaker(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursBreaker(p)) })
+		b.Run(p.String()+"/gobreaker", func(b *testing.B) { runGoBreaker(b, p, bench.GoBreaker(p)) })
+		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeBreaker(p)) })
+	}
+}
+
+// BenchmarkBreakerParallel is one breaker shared by GOMAXPROCS goroutines.
+func BenchmarkBreakerParallel(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) {
+			pl, ctx, fn := bench.OursBreaker(p), context.Background(), bench.OursWork(p)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := pl.Execute(ctx, fn); (err == nil) != (p == bench.OK) {
+						b.Errorf("path %v: unexpected error %v", p, err)
+						return
+					}
+				}
+			})
+		})
+		b.Run(p.String()+"/gobreaker", func(b *testing.B) {
+			cb, fn := bench.GoBreaker(p), bench.PeerWork(p)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := cb.Execute(fn); (err == nil) != (p == bench.OK) {
+						b.Errorf("path %v: unexpected error %v", p, err)
+						return
+					}
+				}
+			})
+		})
+		b.Run(p.String()+"/failsafe", func(b *testing.B) {
+			ex, fn := bench.FailsafeBreaker(p), bench.PeerWork(p)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := ex.Get(fn); (err == nil) != (p == bench.OK) {
+						b.Errorf("path %v: unexpected error %v", p, err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkRetryBreaker is a retry paid for by a budget, around a breaker.
+func BenchmarkRetryBreaker(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursRetryBreaker(p)) })
+		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeRetryBreaker(p)) })
+	}
+}
+
+// BenchmarkCard is the card order without the hedge: timeout, retry with a
+// budget, breaker.
+func BenchmarkCard(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCard(p)) })
+		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCard(p)) })
+	}
+}
+
+// BenchmarkCardHedged is the full card with a hedge that is armed on every call
+// and never fires. Ours skips while the hedge stage is pending.
+func BenchmarkCardHedged(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) {
+			pl := bench.OursCardHedged(p)
+			if pl == nil {
+				b.Skip("pending: our hedge stage (policy/hedge) does not exist yet")
+			}
+			runOurs(b, p, pl)
+		})
+		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCardHedged(p)) })
+	}
+}
