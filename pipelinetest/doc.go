@@ -9,6 +9,7 @@
 // the suite with -race for that check to mean anything).
 //
 // Each check runs on virtual time inside a [testing/synctest] bubble and builds a
-// fresh policy there. The goroutine check counts the process's goroutines, so do
-// not call Run from a test that runs in parallel with others.
+// fresh policy there. After every check the suite waits for the bubble to settle
+// and fails if any goroutine the check started is still there; [Goroutines]
+// offers the same count to a stage's own tests.
 package pipelinetest

@@ -1,6 +1,7 @@
 package pipelinetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -33,7 +34,7 @@ func Run[T comparable](t *testing.T, newPolicy func() pipeline.Policy[T], value 
 	} {
 		t.Run(check.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				before := runtime.NumGoroutine()
+				before, _ := bubble()
 				check.run(t)
 				noneLeft(t, before)
 			})
@@ -47,9 +48,49 @@ func Run[T comparable](t *testing.T, newPolicy func() pipeline.Policy[T], value 
 func noneLeft(t *testing.T, before int) {
 	t.Helper()
 	synctest.Wait()
-	if after := runtime.NumGoroutine(); after > before {
-		t.Errorf("%d goroutine(s) still running after Execute returned", after-before)
+	if after, stacks := bubble(); after > before {
+		t.Errorf("%d goroutine(s) still running after Execute returned; the bubble's goroutines:\n%s", after-before, stacks)
 	}
+}
+
+// Goroutines counts the goroutines in the calling goroutine's synctest bubble,
+// the caller included. Call it only inside a bubble; after synctest.Wait, a
+// difference between two counts is goroutines started and not yet ended.
+func Goroutines() int {
+	n, _ := bubble()
+	return n
+}
+
+// bubble counts the goroutines of the calling goroutine's synctest bubble and
+// returns their stacks. Counting the whole process instead would see the test
+// framework's own goroutines come and go.
+func bubble() (int, []byte) {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	// The first stack is the caller's; its header names the bubble, as in
+	// "goroutine 7 [running, synctest bubble 3]:".
+	header, _, _ := bytes.Cut(buf, []byte("\n"))
+	i := bytes.Index(header, []byte(", synctest bubble "))
+	if i < 0 {
+		panic("pipelinetest: Goroutines called outside a synctest bubble")
+	}
+	label := header[i : bytes.LastIndexByte(header, ']')+1]
+	var count int
+	var stacks []byte
+	for stack := range bytes.SplitSeq(buf, []byte("\n\n")) {
+		if first, _, _ := bytes.Cut(stack, []byte("\n")); bytes.Contains(first, label) {
+			count++
+			stacks = append(append(stacks, stack...), "\n\n"...)
+		}
+	}
+	return count, stacks
 }
 
 type suite[T comparable] struct {
@@ -153,7 +194,7 @@ func (s suite[T]) refusesCanceledContext(t *testing.T) {
 
 func (s suite[T]) leavesNoGoroutine(t *testing.T) {
 	p := s.pipeline()
-	before := runtime.NumGoroutine()
+	before, _ := bubble()
 	var zero T
 	works := []pipeline.Func[T]{
 		func(context.Context) (T, error) { return s.value, nil },

@@ -3,7 +3,6 @@ package timeout_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -127,7 +126,7 @@ func TestSuccessPassesThrough(t *testing.T) {
 
 func TestWorkThatIgnoresItsContextIsAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		before := runtime.NumGoroutine()
+		before := pipelinetest.Goroutines()
 		release := make(chan struct{})
 		start := time.Now()
 		_, err, _, rec := run(t, timeout.Config{Timeout: time.Second, Grace: 100 * time.Millisecond}, t.Context(),
@@ -140,12 +139,12 @@ func TestWorkThatIgnoresItsContextIsAbandoned(t *testing.T) {
 		assert.Contains(t, rec.all(), pipeline.Event(timeout.TimedOut{Timeout: time.Second, Abandoned: true}))
 
 		synctest.Wait()
-		assert.Equal(t, before+1, runtime.NumGoroutine(), "the abandoned work still runs, on one goroutine")
+		assert.Equal(t, before+1, pipelinetest.Goroutines(), "the abandoned work still runs, on one goroutine")
 
 		time.Sleep(5 * time.Second) // virtual: the work returns long after its call
 		close(release)
 		synctest.Wait()
-		assert.Equal(t, before, runtime.NumGoroutine(), "the goroutine ends when the work returns")
+		assert.Equal(t, before, pipelinetest.Goroutines(), "the goroutine ends when the work returns")
 		assert.Contains(t, rec.all(), pipeline.Event(timeout.LateReturn{Timeout: time.Second, After: 5 * time.Second}))
 	})
 }
