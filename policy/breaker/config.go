@@ -163,33 +163,30 @@ func (c Config) settings() (settings, error) {
 		}
 	}
 
-	s := settings{
-		consecutive:    count("ConsecutiveFailures", c.ConsecutiveFailures, DefaultConsecutiveFailures),
-		failureRatio:   c.FailureRatio,
-		minimumCalls:   count("MinimumCalls", c.MinimumCalls, DefaultMinimumCalls),
-		tripWindow:     duration("TripWindow", c.TripWindow, DefaultTripWindow),
-		buckets:        count("WindowBuckets", c.WindowBuckets, DefaultWindowBuckets),
-		slowThreshold:  c.SlowCallThreshold,
-		slowRatio:      c.SlowCallRatio,
-		breakDuration:  duration("BreakDuration", c.BreakDuration, DefaultBreakDuration),
-		jitter:         c.BreakJitter,
-		probes:         count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes),
-		probeSuccesses: count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses),
-	}
+	// Checked in field order, so the messages read in the order of the struct.
+	var s settings
+	s.consecutive = count("ConsecutiveFailures", c.ConsecutiveFailures, DefaultConsecutiveFailures)
+	s.failureRatio = c.FailureRatio
 	ratio("FailureRatio", c.FailureRatio, "off")
-	ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
-	if s.slowRatio == 0 {
-		s.slowRatio = DefaultSlowCallRatio
-	}
-	if c.SlowCallThreshold < 0 {
-		bad("SlowCallThreshold must not be negative (0 means off), got %v", c.SlowCallThreshold)
-	}
+	s.minimumCalls = count("MinimumCalls", c.MinimumCalls, DefaultMinimumCalls)
+	s.tripWindow = duration("TripWindow", c.TripWindow, DefaultTripWindow)
+	s.buckets = count("WindowBuckets", c.WindowBuckets, DefaultWindowBuckets)
 	if s.buckets > MaxWindowBuckets {
 		bad("WindowBuckets must be at most %d, got %d", MaxWindowBuckets, s.buckets)
 	} else if s.buckets > 0 && s.tripWindow > 0 && s.tripWindow < time.Duration(s.buckets) {
 		bad("TripWindow must be at least WindowBuckets nanoseconds, got TripWindow %v with WindowBuckets %d",
 			s.tripWindow, s.buckets)
 	}
+	s.slowThreshold = c.SlowCallThreshold
+	if c.SlowCallThreshold < 0 {
+		bad("SlowCallThreshold must not be negative (0 means off), got %v", c.SlowCallThreshold)
+	}
+	s.slowRatio = c.SlowCallRatio
+	ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
+	if s.slowRatio == 0 {
+		s.slowRatio = DefaultSlowCallRatio
+	}
+	s.breakDuration = duration("BreakDuration", c.BreakDuration, DefaultBreakDuration)
 	s.maxBreak = c.MaxBreakDuration
 	switch {
 	case s.maxBreak < 0:
@@ -201,8 +198,11 @@ func (c Config) settings() (settings, error) {
 		bad("MaxBreakDuration must not be shorter than BreakDuration, got MaxBreakDuration %v with BreakDuration %v",
 			s.maxBreak, s.breakDuration)
 	}
+	s.jitter = c.BreakJitter
 	if s.jitter > JitterNone {
 		bad("BreakJitter must be JitterEqual, JitterFull or JitterNone, got %v", s.jitter)
 	}
+	s.probes = count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes)
+	s.probeSuccesses = count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
 	return s, errors.Join(errs...)
 }

@@ -1,0 +1,74 @@
+package breakertest_test
+
+import (
+	"fmt"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/breaker/breakertest"
+)
+
+// Property-testing your own breaker configuration. In a test file of your own it
+// is one line:
+//
+//	func TestCheckoutBreaker(t *testing.T) {
+//		rapid.Check(t, breakertest.StateMachine(checkoutBreaker))
+//	}
+//
+// This example runs the same property outside a test, reporting to a minimal
+// rapid.TB, so that its result can be printed.
+func Example() {
+	checkoutBreaker := breaker.Config{
+		ConsecutiveFailures: 3,
+		FailureRatio:        0.25,
+		MinimumCalls:        10,
+		SlowCallThreshold:   time.Second,
+		BreakDuration:       5 * time.Second,
+		HalfOpenProbes:      2,
+		ProbeSuccesses:      3,
+	}
+	r := &reporter{}
+	rapid.Check(r, breakertest.StateMachine(checkoutBreaker))
+	fmt.Println("property holds:", !r.Failed())
+	// Output: property holds: true
+}
+
+// The model on its own: what a breaker with this configuration must do.
+func ExampleModel() {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := breakertest.NewModel(breaker.Config{ConsecutiveFailures: 2, BreakJitter: breaker.JitterNone}, t0)
+	for range 2 {
+		tk, _ := m.Admit(t0)
+		m.Record(t0, tk, outcome.Verdict{Kind: outcome.Transient}, time.Millisecond)
+	}
+	_, retryAfter := m.Admit(t0)
+	fmt.Println(m.State(t0), retryAfter)
+	fmt.Println(m.State(t0.Add(15 * time.Second)))
+	// Output:
+	// open 15s
+	// half-open
+}
+
+// reporter is a rapid.TB that records failures instead of failing a test.
+type reporter struct{ failed bool }
+
+func (*reporter) Helper()              {}
+func (*reporter) Name() string         { return "Example" }
+func (*reporter) Logf(string, ...any)  {}
+func (*reporter) Log(...any)           {}
+func (*reporter) Skipf(string, ...any) {}
+func (*reporter) Skip(...any)          {}
+func (*reporter) SkipNow()             {}
+func (r *reporter) Errorf(f string, a ...any) {
+	r.failed = true
+	fmt.Printf(f+"\n", a...)
+}
+func (r *reporter) Error(a ...any)            { r.Errorf("%v", fmt.Sprint(a...)) }
+func (r *reporter) Fatalf(f string, a ...any) { r.Errorf(f, a...) }
+func (r *reporter) Fatal(a ...any)            { r.Error(a...) }
+func (r *reporter) FailNow()                  { r.failed = true }
+func (r *reporter) Fail()                     { r.failed = true }
+func (r *reporter) Failed() bool              { return r.failed }
