@@ -8,10 +8,13 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/resilience-go/pipeline v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 )
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
