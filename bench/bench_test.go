@@ -23,11 +23,20 @@ var (
 	sinkTime time.Time
 )
 
-// check fails the benchmark if err is not what path p should produce.
+// check fails the benchmark if err is not what path p should produce. It is
+// cheap enough to run on every iteration.
 func check(b *testing.B, p bench.Path, err error) {
 	if (err == nil) != (p == bench.OK) {
 		b.Fatalf("path %v: unexpected error %v", p, err)
 	}
+}
+
+// checkOnce runs call once, before the timed loop, and checks its error fully:
+// on the failing path it must wrap the work's error. errors.Is is kept out of
+// the loop because it costs (and, on our StopError, allocates) per call.
+func checkOnce(b *testing.B, p bench.Path, call func() (int, error)) {
+	_, err := call()
+	check(b, p, err)
 	if err != nil && !errors.Is(err, bench.ErrUnavailable) {
 		b.Fatalf("path %v: error %v does not wrap the work's error", p, err)
 	}
@@ -36,6 +45,7 @@ func check(b *testing.B, p bench.Path, err error) {
 // runOurs benchmarks one of our pipelines on path p.
 func runOurs(b *testing.B, p bench.Path, pl *pipeline.Pipeline[int]) {
 	ctx, fn := context.Background(), bench.OursWork(p)
+	checkOnce(b, p, func() (int, error) { return pl.Execute(ctx, fn) })
 	b.ReportAllocs()
 	for b.Loop() {
 		v, err := pl.Execute(ctx, fn)
@@ -47,6 +57,7 @@ func runOurs(b *testing.B, p bench.Path, pl *pipeline.Pipeline[int]) {
 // runFailsafe benchmarks a failsafe-go executor on path p.
 func runFailsafe(b *testing.B, p bench.Path, ex failsafe.Executor[int]) {
 	fn := bench.PeerWork(p)
+	checkOnce(b, p, func() (int, error) { return ex.Get(fn) })
 	b.ReportAllocs()
 	for b.Loop() {
 		v, err := ex.Get(fn)
@@ -58,6 +69,7 @@ func runFailsafe(b *testing.B, p bench.Path, ex failsafe.Executor[int]) {
 // runGoBreaker benchmarks a gobreaker on path p.
 func runGoBreaker(b *testing.B, p bench.Path, cb *gobreaker.CircuitBreaker[int]) {
 	fn := bench.PeerWork(p)
+	checkOnce(b, p, func() (int, error) { return cb.Execute(fn) })
 	b.ReportAllocs()
 	for b.Loop() {
 		v, err := cb.Execute(fn)

@@ -71,7 +71,12 @@ func (t target) verdict(rs *results, r *row) string {
 		return "? (no " + t.peer + " row)"
 	}
 	if ratio := r.ns.center / peer.ns.center; ratio > t.maxRatio {
-		missed = append(missed, fmt.Sprintf("time %s×", fmtRatio(ratio)))
+		m := fmt.Sprintf("time %s×", fmtRatio(ratio))
+		comp, _, _ := strings.Cut(r.name, "/")
+		if f, ok := rs.get(floorOf[comp]); ok && t.maxRatio*peer.ns.center < f.ns.center {
+			m += fmt.Sprintf(" (the target, %s ns, is below the %s floor)", fmtNs(t.maxRatio*peer.ns.center), strings.TrimPrefix(f.name, "Floor/"))
+		}
+		missed = append(missed, m)
 	}
 	if t.allocs >= 0 {
 		limit := float64(t.allocs)

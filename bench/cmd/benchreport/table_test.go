@@ -27,6 +27,8 @@ BenchmarkRetryBreaker/ok/ours-2	 1000	 300 ns/op	 16 B/op	 1 allocs/op
 BenchmarkRetryBreaker/ok/failsafe-2	 1000	 1000 ns/op	 512 B/op	 17 allocs/op
 BenchmarkCard/ok/ours-2       	 1000	 400 ns/op	 384 B/op	 6 allocs/op
 BenchmarkCard/ok/failsafe-2   	 1000	 2000 ns/op	 1032 B/op	 26 allocs/op
+BenchmarkCard/fail/ours-2     	 1000	 3000 ns/op	 496 B/op	 7 allocs/op
+BenchmarkCard/fail/failsafe-2 	 1000	 2000 ns/op	 2440 B/op	 46 allocs/op
 BenchmarkCardHedged/ok/failsafe-2	 1000	 4000 ns/op	 2216 B/op	 42 allocs/op
 PASS
 `
@@ -84,6 +86,9 @@ func TestTableRatiosAndTargets(t *testing.T) {
 	card := line(t, table, "Card/ok/ours")
 	assert.Contains(t, card, "≤ 6 allocs (withtimeout + 2)")
 	assert.True(t, strings.HasSuffix(card, "| yes |"), card)
+
+	fail := line(t, table, "Card/fail/ours")
+	assert.Contains(t, fail, "**no**: time 1.50× (the target, 500 ns, is below the withtimeout floor)")
 
 	hedged := line(t, table, "CardHedged/ok/ours")
 	assert.Contains(t, hedged, "| pending |")
