@@ -34,3 +34,25 @@ type Stopped struct {
 
 // Name returns "stopped".
 func (Stopped) Name() string { return "stopped" }
+
+// Abandoned reports that the work of an attempt ignored its context for the
+// whole grace a timeout stage gave it, and that the attempt returned without it.
+// The goroutine running the work goes on until the work returns.
+type Abandoned struct {
+	Attempt int
+	Grace   time.Duration
+}
+
+// Name returns "abandoned".
+func (Abandoned) Name() string { return "abandoned" }
+
+// LateReturn reports that abandoned work has finally returned, After it was
+// abandoned; its result was discarded. It is emitted from the goroutine that ran
+// the work, after the call it belonged to has returned.
+type LateReturn struct {
+	Attempt int
+	After   time.Duration
+}
+
+// Name returns "late_return".
+func (LateReturn) Name() string { return "late_return" }

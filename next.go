@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -23,31 +24,54 @@ type Result[T any] struct {
 // goroutine, provided every call ends before the stage returns or is abandoned
 // with a context that has been canceled.
 type Next[T any] struct {
-	p       *Pipeline[T]
-	fn      Func[T]
-	stage   int // index of the policy Run will execute next
-	attempt int
+	p     *Pipeline[T]
+	fn    Func[T]
+	pos   position
+	grace time.Duration // > 0: guard the work, abandoning it this long after ctx is done
+}
+
+// position is where a Next stands: the index of the policy Run executes next and
+// the attempt number. It is one word, so that Next stays four words and is kept
+// in registers.
+type position struct {
+	stage, attempt uint32
 }
 
 // Run runs the stages inside the current one and, after them, the caller's Func,
 // with ctx. The innermost step classifies the attempt's outcome, once, and emits
 // an [AttemptFinished] event.
 func (n Next[T]) Run(ctx context.Context) Result[T] {
-	if n.stage < len(n.p.policies) {
-		policy := n.p.policies[n.stage]
-		n.stage++
+	if int(n.pos.stage) < len(n.p.policies) {
+		policy := n.p.policies[n.pos.stage]
+		n.pos.stage++
 		return policy.Execute(ctx, n)
 	}
-	return n.p.attempt(ctx, n.fn, n.attempt)
+	if n.grace > 0 {
+		return n.p.guarded(ctx, n.fn, int(n.pos.attempt), n.grace)
+	}
+	return n.p.attempt(ctx, n.fn, int(n.pos.attempt))
 }
 
 // Attempt is the number of the attempt Run starts: 1 for the first, counting
 // every attempt of the logical call. A retry stage advances it with WithAttempt.
-func (n Next[T]) Attempt() int { return n.attempt }
+func (n Next[T]) Attempt() int { return int(n.pos.attempt) }
 
 // WithAttempt returns a copy of n whose Run starts attempt number a.
 func (n Next[T]) WithAttempt(a int) Next[T] {
-	n.attempt = a
+	n.pos.attempt = uint32(a)
+	return n
+}
+
+// AbandonAfter returns a copy of n whose innermost step guards the caller's work
+// against ignoring its context: it runs the work on a goroutine of its own and,
+// once ctx is done, waits at most grace for it. Work that is still running then
+// is abandoned: Run returns at once with an error matching [ErrAbandoned],
+// ctx.Err() and ctx's cause, and the goroutine ends when the work returns,
+// discarding its result. A grace of 0 or less turns the guard off. The timeout
+// stage uses this; stages of the pipeline itself honour their context and are
+// never abandoned.
+func (n Next[T]) AbandonAfter(grace time.Duration) Next[T] {
+	n.grace = max(grace, 0)
 	return n
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/jonboulle/clockwork"
 
@@ -56,6 +57,7 @@ type Pipeline[T any] struct {
 	classifier outcome.Classifier[T]
 	onEvent    func(Event)
 	clock      clockwork.Clock
+	guards     *sync.Pool // of *guard[T], for work run by Next.AbandonAfter
 }
 
 // New composes policies into a pipeline, the first one outermost: New(a, b).
@@ -68,10 +70,13 @@ func New[T any](policies ...Policy[T]) *Pipeline[T] {
 			panic(fmt.Sprintf("pipeline: New: policy %d of %d is nil", i+1, len(policies)))
 		}
 	}
-	return &Pipeline[T]{
+	p := &Pipeline[T]{
 		policies: append([]Policy[T](nil), policies...),
 		clock:    clockwork.NewRealClock(),
+		guards:   new(sync.Pool),
 	}
+	p.guards.New = func() any { return newGuard[T](p.guards) }
+	return p
 }
 
 // isNil reports whether p is nil or holds a nil pointer or function.
@@ -108,7 +113,7 @@ func (p *Pipeline[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 		var zero T
 		return zero, errNilFunc
 	}
-	r := Next[T]{p: p, fn: fn, attempt: 1}.Run(ctx)
+	r := Next[T]{p: p, fn: fn, pos: position{attempt: 1}}.Run(ctx)
 	return r.Value, r.Err
 }
 

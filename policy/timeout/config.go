@@ -17,6 +17,11 @@ type Config struct {
 	// Grace is how long to wait for the work after canceling its context before
 	// abandoning it. Zero means DefaultGrace; it must not be negative.
 	Grace time.Duration
+	// Cooperative trusts the work to honour its context: it runs on the caller's
+	// goroutine and is never abandoned, which saves a goroutine and about a
+	// microsecond per attempt. Work that ignores its context then holds the call
+	// until it returns, however late. Off by default; Grace is unused when on.
+	Cooperative bool
 }
 
 // Validate reports the first impossible value in c, naming the field.

@@ -14,16 +14,20 @@
 //
 // # When the work ignores its context
 //
-// The stage runs everything inside it on a goroutine it owns and waits for it,
-// for the deadline, and for the caller's cancellation. When the deadline passes
-// it cancels the inner context and gives the work a short grace period
-// ([Config].Grace) to notice. Work that honours its context returns within the
-// grace, and its goroutine has ended before Execute returns. Work that ignores its
-// context is abandoned: Execute returns at once with a [pipeline.StopError] and
-// emits a [TimedOut] event with Abandoned set; the goroutine keeps running only
-// until the work returns, then discards the result (emitting [LateReturn]) and
-// exits. A panic in abandoned work is raised again on that goroutine, which ends
-// the program as a panic in any goroutine would: it is never swallowed.
+// The stages inside a timeout run on the caller's goroutine: every stage of this
+// module honours its context, and the conformance suite (package pipelinetest)
+// holds a caller's own stages to the same rule. Only the caller's work is not
+// trusted to: the stage asks the pipeline to guard it ([pipeline.Next.AbandonAfter]),
+// so the work runs on a goroutine of its own. When the deadline passes, the work
+// gets a short grace period ([Config].Grace) to notice the canceled context.
+// Work that honours its context returns within the grace, and its goroutine has
+// ended before Execute returns. Work that ignores its context is abandoned: the
+// attempt returns at once with an error matching pipeline.ErrAbandoned, the
+// stage turns it into a Deadline stop, and the pipeline emits
+// pipeline.Abandoned; the goroutine keeps running only until the work returns,
+// then discards the result (emitting pipeline.LateReturn) and exits. A panic in
+// abandoned work is raised again on that goroutine, which ends the program as a
+// panic in any goroutine would: it is never swallowed.
 //
 // The stage measures time with the real clock, because context deadlines cannot
 // run on any other; tests run it under testing/synctest.

@@ -129,14 +129,23 @@ func TestWorkThatIgnoresItsContextIsAbandoned(t *testing.T) {
 		before := pipelinetest.Goroutines()
 		release := make(chan struct{})
 		start := time.Now()
-		_, err, _, rec := run(t, timeout.Config{Timeout: time.Second, Grace: 100 * time.Millisecond}, t.Context(),
+		_, err, verdict, rec := run(t, timeout.Config{Timeout: time.Second, Grace: 100 * time.Millisecond}, t.Context(),
 			func(ctx context.Context) (int, error) {
 				<-release // ignores ctx
 				return 7, nil
 			})
 		assert.Equal(t, 1100*time.Millisecond, time.Since(start), "abandon after the timeout plus the grace")
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Contains(t, rec.all(), pipeline.Event(timeout.TimedOut{Timeout: time.Second, Abandoned: true}))
+		assert.ErrorIs(t, err, pipeline.ErrAbandoned)
+		assert.ErrorIs(t, err, outcome.ErrTimeout)
+		stop, ok := errors.AsType[*pipeline.StopError](err)
+		require.True(t, ok, "want a StopError, got %v", err)
+		assert.Equal(t, "timeout", stop.Stage)
+		assert.Equal(t, pipeline.Deadline, stop.Reason)
+		assert.Equal(t, outcome.Transient, verdict.Kind, "our own timeout is transient, abandoned or not")
+		events := rec.all()
+		assert.Contains(t, events, pipeline.Event(pipeline.Abandoned{Attempt: 1, Grace: 100 * time.Millisecond}))
+		assert.Contains(t, events, pipeline.Event(timeout.TimedOut{Timeout: time.Second}))
 
 		synctest.Wait()
 		assert.Equal(t, before+1, pipelinetest.Goroutines(), "the abandoned work still runs, on one goroutine")
@@ -145,7 +154,7 @@ func TestWorkThatIgnoresItsContextIsAbandoned(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		assert.Equal(t, before, pipelinetest.Goroutines(), "the goroutine ends when the work returns")
-		assert.Contains(t, rec.all(), pipeline.Event(timeout.LateReturn{Timeout: time.Second, After: 5 * time.Second}))
+		assert.Contains(t, rec.all(), pipeline.Event(pipeline.LateReturn{Attempt: 1, After: 5 * time.Second}))
 	})
 }
 
@@ -156,16 +165,32 @@ func TestCallerCancelsWorkThatIgnoresItsContext(t *testing.T) {
 		time.AfterFunc(time.Second, func() { cancel(why) })
 		release := make(chan struct{})
 		defer close(release)
+		start := time.Now()
 		_, err, verdict, _ := run(t, timeout.Config{Timeout: time.Hour}, ctx, func(ctx context.Context) (int, error) {
 			<-release
 			return 0, nil
 		})
-		stop, ok := errors.AsType[*pipeline.StopError](err)
-		require.True(t, ok, "want a StopError, got %v", err)
-		assert.Equal(t, pipeline.Canceled, stop.Reason)
+		assert.Equal(t, time.Second+timeout.DefaultGrace, time.Since(start))
+		assert.ErrorIs(t, err, pipeline.ErrAbandoned)
 		assert.ErrorIs(t, err, why, "the caller's cause is reachable")
 		assert.ErrorIs(t, err, context.Canceled)
+		assert.NotErrorIs(t, err, outcome.ErrTimeout)
 		assert.True(t, verdict.Canceled)
+	})
+}
+
+func TestWorkThatHonoursItsContextIsNotAbandoned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, err, _, rec := run(t, timeout.Config{Timeout: time.Second}, t.Context(), func(ctx context.Context) (int, error) {
+			<-ctx.Done()
+			time.Sleep(timeout.DefaultGrace - time.Millisecond) // slow to notice, but within the grace
+			return 0, ctx.Err()
+		})
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.NotErrorIs(t, err, pipeline.ErrAbandoned)
+		for _, e := range rec.all() {
+			assert.NotEqual(t, "abandoned", e.Name())
+		}
 	})
 }
 
@@ -208,6 +233,32 @@ func TestPerAttemptTimeoutIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, v, "the attempt cut by our timeout was retried")
 	})
+}
+
+func TestCooperativeTrustsTheWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		before := pipelinetest.Goroutines()
+		start := time.Now()
+		v, err, _, rec := run(t, timeout.Config{Timeout: time.Second, Cooperative: true}, t.Context(),
+			func(ctx context.Context) (int, error) {
+				assert.Equal(t, before, pipelinetest.Goroutines(), "the work runs on the caller's goroutine")
+				time.Sleep(5 * time.Second) // ignores ctx: the call waits for it
+				return 7, ctx.Err()
+			})
+		assert.Equal(t, 5*time.Second, time.Since(start), "a cooperative timeout never abandons the work")
+		assert.Equal(t, 7, v)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.NotErrorIs(t, err, pipeline.ErrAbandoned)
+		assert.Contains(t, rec.all(), pipeline.Event(timeout.TimedOut{Timeout: time.Second}))
+	})
+}
+
+func TestCooperativeConformance(t *testing.T) {
+	pipelinetest.Run(t, func() pipeline.Policy[string] {
+		p, err := timeout.New[string](timeout.Config{Timeout: time.Second, Cooperative: true})
+		require.NoError(t, err)
+		return p
+	}, "value")
 }
 
 func TestConfigValidation(t *testing.T) {

@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// ErrAbandoned is matched, with errors.Is, by the error of an attempt whose work
+// ignored its context past the grace a timeout stage gave it (see
+// [Next.AbandonAfter]). The same error also matches the context's error and its
+// cause.
+var ErrAbandoned = errors.New("pipeline: work abandoned: it did not return after its context was done")
+
+// abandonedError is the result of abandoned work.
+type abandonedError struct {
+	ctxErr, cause error
+}
+
+func (e *abandonedError) Error() string {
+	return ErrAbandoned.Error() + ": " + e.cause.Error()
+}
+
+func (e *abandonedError) Unwrap() []error { return []error{ErrAbandoned, e.ctxErr, e.cause} }
+
+// guard runs the caller's work for one attempt on a goroutine of its own.
+// Guards are pooled per pipeline; ownership passes from the caller to the
+// goroutine and back through state, so exactly one side returns a guard to the
+// pool. A guard holds no channel: channels are made per attempt, so that they
+// belong to the caller's testing/synctest bubble, if any.
+type guard[T any] struct {
+	pool  *sync.Pool
+	run   func() // g.work, bound once so that starting the goroutine allocates nothing
+	state atomic.Uint32
+
+	// Set by the caller before the goroutine starts.
+	ctx     context.Context
+	fn      Func[T]
+	done    chan struct{}
+	onLate  func(Event)
+	attempt int
+	// Set by the goroutine before it closes done or, if abandoned, exits.
+	value    T
+	err      error
+	panicked *PanicError
+	// Set by the caller before abandoning; read by the goroutine afterwards.
+	abandonedAt time.Time
+}
+
+const (
+	running uint32 = iota
+	finished
+	abandoned
+)
+
+func newGuard[T any](pool *sync.Pool) *guard[T] {
+	g := &guard[T]{pool: pool}
+	g.run = g.work
+	return g
+}
+
+// guarded is attempt for work run under Next.AbandonAfter: it waits for the work,
+// and once ctx is done at most grace more, then abandons it.
+func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grace time.Duration) Result[T] {
+	var start time.Time
+	if p.onEvent != nil {
+		start = p.clock.Now()
+	}
+	g := p.guards.Get().(*guard[T])
+	done := make(chan struct{})
+	g.ctx, g.fn, g.done, g.onLate, g.attempt = ctx, fn, done, p.onEvent, attempt
+	g.state.Store(running)
+	go g.run()
+
+	select {
+	case <-done:
+		return p.finishGuarded(ctx, g, start, attempt)
+	case <-ctx.Done():
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return p.finishGuarded(ctx, g, start, attempt)
+	case <-timer.C:
+	}
+	g.abandonedAt = time.Now()
+	if !g.state.CompareAndSwap(running, abandoned) {
+		<-done // the work returned in the instant between the grace and now
+		return p.finishGuarded(ctx, g, start, attempt)
+	}
+	var zero T
+	r := Result[T]{Err: &abandonedError{ctxErr: ctx.Err(), cause: context.Cause(ctx)}}
+	r.Verdict = outcome.Classify(ctx, zero, r.Err, p.classifier)
+	if p.onEvent != nil {
+		p.onEvent(Abandoned{Attempt: attempt, Grace: grace})
+		p.onEvent(AttemptFinished{Attempt: attempt, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: r.Err})
+	}
+	return r
+}
+
+// finishGuarded collects the work's result from g, returns g to the pool,
+// classifies the result and reports it. A panic in the work is raised again
+// here, on the caller's goroutine.
+func (p *Pipeline[T]) finishGuarded(ctx context.Context, g *guard[T], start time.Time, attempt int) Result[T] {
+	v, err, panicked := g.value, g.err, g.panicked
+	g.release()
+	if panicked != nil {
+		panic(panicked)
+	}
+	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
+	if p.onEvent != nil {
+		p.onEvent(AttemptFinished{Attempt: attempt, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
+	}
+	return r
+}
+
+// work is the goroutine's body. It records the result, or the panic, and hands
+// the guard back: to the waiting caller, or to the pool if the caller has left.
+func (g *guard[T]) work() {
+	defer func() {
+		if v := recover(); v != nil {
+			g.panicked = NewPanicError(v)
+		}
+		if g.state.CompareAndSwap(running, finished) {
+			close(g.done)
+			return
+		}
+		g.late()
+	}()
+	g.value, g.err = g.fn(g.ctx)
+}
+
+// late ends a goroutine whose caller abandoned it: it reports the late return,
+// returns the guard to the pool, and raises a panic again rather than swallow
+// it.
+func (g *guard[T]) late() {
+	onLate, panicked := g.onLate, g.panicked
+	if onLate != nil {
+		onLate(LateReturn{Attempt: g.attempt, After: time.Since(g.abandonedAt)})
+	}
+	g.release()
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// release drops every reference the guard holds and returns it to its pool.
+func (g *guard[T]) release() {
+	var zero T
+	g.ctx, g.fn, g.done, g.onLate = nil, nil, nil, nil
+	g.value, g.err, g.panicked, g.abandonedAt = zero, nil, nil, time.Time{}
+	g.pool.Put(g)
+}
