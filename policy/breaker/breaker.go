@@ -20,7 +20,8 @@ import (
 // sync.Mutex, held only for a few field updates and never while user code runs.
 type Breaker struct {
 	cfg     settings
-	clock   clockwork.Clock
+	clock   clockwork.Clock // nil for real time, read without clockwork; see now
+	epoch   time.Time       // the clock's reading at New
 	onEvent func(pipeline.Event)
 
 	// mu is the breaker's one lock. It guards every field from here to queue.
@@ -35,7 +36,7 @@ type Breaker struct {
 	served    time.Duration // the break actually served, after jitter
 	until     time.Time     // when the latest break ends
 	slots     []slot        // half-open probe slots, len Config.HalfOpenProbes
-	lastSlot  uint64        // the most recent probe slot id handed out
+	lastSlot  uint64        // the most recent probe slot id handed out; starts at ordinary
 	successes int           // successful probes in the current half-open phase
 	rng       *rand.Rand
 	queue     []pipeline.Event // events waiting for delivery, oldest first
@@ -57,12 +58,15 @@ type slot struct {
 // it ends. The zero Ticket is not an admission; recording it does nothing.
 type Ticket struct {
 	start time.Time // the breaker's clock at admission
-	probe uint64    // the probe slot id, or 0 for an ordinary attempt
-	ok    bool
+	id    uint64    // 0: not admitted; ordinary: an ordinary attempt; above: a probe slot id
 }
 
+// ordinary is the id of a ticket for an attempt that holds no probe slot. Probe
+// slot ids count up from it, so that a Ticket stays four words.
+const ordinary = 1
+
 // Probe reports whether t holds a half-open probe slot.
-func (t Ticket) Probe() bool { return t.probe != 0 }
+func (t Ticket) Probe() bool { return t.id > ordinary }
 
 // Start returns the breaker's clock reading at admission.
 func (t Ticket) Start() time.Time { return t.start }
@@ -74,21 +78,34 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{cfg: s, clock: cfg.Clock, onEvent: cfg.OnEvent}
-	if b.clock == nil {
-		b.clock = clockwork.NewRealClock()
-	}
+	b := &Breaker{cfg: s, clock: cfg.Clock, onEvent: cfg.OnEvent, lastSlot: ordinary}
 	src := cfg.Rand
 	if src == nil {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	}
 	b.rng = rand.New(src)
-	b.last = b.clock.Now()
+	b.epoch = time.Now()
+	if b.clock != nil {
+		b.epoch = b.clock.Now()
+	}
+	b.last = b.epoch
 	if s.windowed() {
 		b.window = newWindow(b.last, s.tripWindow, s.buckets)
 	}
 	b.slots = make([]slot, s.probes)
 	return b, nil
+}
+
+// now reads the breaker's clock. Real time is read as the epoch plus the time
+// elapsed since, which reads only the monotonic clock: on our machines that is
+// about 15 ns cheaper than time.Now, and the breaker reads the clock twice per
+// attempt. It needs nothing more, since it only measures durations and compares
+// instants.
+func (b *Breaker) now() time.Time {
+	if b.clock == nil {
+		return b.epoch.Add(time.Since(b.epoch))
+	}
+	return b.clock.Now()
 }
 
 // observe clamps a clock reading so that time never runs backwards under mu. Call
@@ -121,12 +138,12 @@ func refusal(retryAfter time.Duration) *pipeline.StopError {
 }
 
 func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	now = b.observe(now)
 	if b.state == Closed { // the hot path
 		b.mu.Unlock()
-		return Ticket{start: now, ok: true}, 0, true
+		return Ticket{start: now, id: ordinary}, 0, true
 	}
 	t, retryAfter, ok = b.admitLocked(now)
 	queued := len(b.queue) > 0
@@ -167,12 +184,12 @@ func (b *Breaker) admitLocked(now time.Time) (Ticket, time.Duration, bool) {
 		}
 		b.lastSlot++
 		b.slots[free] = slot{id: b.lastSlot, expires: now.Add(b.nominal)}
-		return Ticket{start: now, probe: b.lastSlot, ok: true}, 0, true
+		return Ticket{start: now, id: b.lastSlot}, 0, true
 	case Isolated:
 		b.emit(Rejection{State: Isolated, At: now})
 		return Ticket{}, 0, false
 	}
-	return Ticket{start: now, ok: true}, 0, true // Recovering is reserved: admit
+	return Ticket{start: now, id: ordinary}, 0, true // Recovering is reserved: admit
 }
 
 // Record reports how the attempt t admitted ended: its verdict and its duration d.
@@ -181,18 +198,18 @@ func (b *Breaker) admitLocked(now time.Time) (Ticket, time.Duration, bool) {
 // is Open or Isolated (they come from attempts admitted before it opened), and
 // while HalfOpen from anything but a current probe.
 func (b *Breaker) Record(t Ticket, v outcome.Verdict, d time.Duration) {
-	b.finish(b.clock.Now(), t, v, d)
+	b.finish(b.now(), t, v, d)
 }
 
 // Done is Record with the duration measured on the breaker's clock from t's
 // admission, sharing the one clock reading with the window's rotation.
 func (b *Breaker) Done(t Ticket, v outcome.Verdict) {
-	now := b.clock.Now()
+	now := b.now()
 	b.finish(now, t, v, now.Sub(t.start))
 }
 
 func (b *Breaker) finish(now time.Time, t Ticket, v outcome.Verdict, d time.Duration) {
-	if !t.ok {
+	if t.id == 0 {
 		return
 	}
 	b.mu.Lock()
@@ -213,7 +230,7 @@ func (b *Breaker) record(now time.Time, t Ticket, v outcome.Verdict, d time.Dura
 	case Open, Isolated:
 		return // a straggler admitted before the breaker opened
 	case HalfOpen:
-		if !b.releaseProbe(now, t.probe) {
+		if !b.releaseProbe(now, t.id) {
 			return // not a current probe: a straggler, or a probe whose slot expired
 		}
 		switch {
@@ -258,7 +275,7 @@ func (b *Breaker) record(now time.Time, t Ticket, v outcome.Verdict, d time.Dura
 // releaseProbe frees the probe slot id and reports whether it was held and
 // unexpired, so that its outcome counts. Call it with mu held.
 func (b *Breaker) releaseProbe(now time.Time, id uint64) bool {
-	if id == 0 {
+	if id <= ordinary {
 		return false
 	}
 	for i := range b.slots {

@@ -7,7 +7,7 @@ import "time"
 // stays Open until an attempt is admitted, so a health check never takes a probe
 // slot.
 func (b *Breaker) State() State {
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.stateAt(b.clamp(now))
@@ -52,7 +52,7 @@ type Snapshot struct {
 
 // Snapshot reads the breaker's state without changing it.
 func (b *Breaker) Snapshot() Snapshot {
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now = b.clamp(now)
@@ -79,7 +79,7 @@ func (b *Breaker) Snapshot() Snapshot {
 // attempt is refused with a zero retry-after hint, outcomes of attempts already in
 // flight are ignored, and no break ever ends it.
 func (b *Breaker) Isolate() {
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	now = b.observe(now)
 	if b.state != Isolated {
@@ -100,7 +100,7 @@ func (b *Breaker) Isolate() {
 // Config.BreakDuration. A probe still in flight when Reset is called lands in a
 // Closed breaker and counts as an ordinary closed-state sample.
 func (b *Breaker) Reset() {
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	now = b.observe(now)
 	from := b.state

@@ -42,14 +42,17 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(retryAfter),
 		}
 	}
-	recorded := false
-	defer func() {
-		if !recorded { // the attempt panicked or called runtime.Goexit
-			p.b.Done(t, outcome.Verdict{Kind: outcome.Transient})
-		}
-	}()
+	defer p.b.doneIfUnwinding(&t)
 	r := next.Run(ctx)
-	recorded = true
 	p.b.Done(t, r.Verdict)
+	t.id = 0 // recorded
 	return r
+}
+
+// doneIfUnwinding records the attempt *t as a failure if it has not been
+// recorded: the attempt panicked or called runtime.Goexit.
+func (b *Breaker) doneIfUnwinding(t *Ticket) {
+	if t.id != 0 {
+		b.Done(*t, outcome.Verdict{Kind: outcome.Transient})
+	}
 }
