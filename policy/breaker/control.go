@@ -14,7 +14,7 @@ func (b *Breaker) State() State {
 }
 
 // clamp is observe without the update, for readers. Call it with mu held.
-func (b *Breaker) clamp(now time.Time) time.Time {
+func (b *Breaker) clamp(now instant) instant {
 	if now.Before(b.last) {
 		return b.last
 	}
@@ -22,7 +22,7 @@ func (b *Breaker) clamp(now time.Time) time.Time {
 }
 
 // stateAt is the state a reader sees at now. Call it with mu held.
-func (b *Breaker) stateAt(now time.Time) State {
+func (b *Breaker) stateAt(now instant) State {
 	if b.state == Open && !now.Before(b.until) {
 		return HalfOpen
 	}
@@ -62,8 +62,10 @@ func (b *Breaker) Snapshot() Snapshot {
 		Trips:               b.trips,
 		Nominal:             b.nominal,
 		Break:               b.served,
-		BreakEnds:           b.until,
 		ProbeSuccesses:      b.successes,
+	}
+	if b.nominal > 0 {
+		s.BreakEnds = b.at(b.until)
 	}
 	if b.state == HalfOpen {
 		for _, sl := range b.slots {
@@ -86,7 +88,7 @@ func (b *Breaker) Isolate() {
 		from := b.state
 		b.state = Isolated
 		b.clearEvidence()
-		b.emit(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: now})
+		b.emit(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: b.at(now)})
 	}
 	queued := len(b.queue) > 0
 	b.mu.Unlock()
@@ -106,10 +108,10 @@ func (b *Breaker) Reset() {
 	from := b.state
 	b.state = Closed
 	b.trips = 0
-	b.nominal, b.served, b.until = 0, 0, time.Time{}
+	b.nominal, b.served, b.until = 0, 0, 0
 	b.clearEvidence()
 	if from != Closed {
-		b.emit(Transition{From: from, To: Closed, Cause: CauseReset, At: now})
+		b.emit(Transition{From: from, To: Closed, Cause: CauseReset, At: b.at(now)})
 	}
 	queued := len(b.queue) > 0
 	b.mu.Unlock()

@@ -9,7 +9,7 @@ import "time"
 // it between writes. It is not safe for concurrent use; the breaker's lock guards
 // it.
 type window struct {
-	origin  time.Time
+	origin  instant
 	width   time.Duration
 	head    int64 // absolute index of the newest bucket
 	buckets []bucket
@@ -21,13 +21,13 @@ type bucket struct {
 	calls, failures, slow int
 }
 
-func newWindow(origin time.Time, span time.Duration, n int) *window {
+func newWindow(origin instant, span time.Duration, n int) *window {
 	return &window{origin: origin, width: span / time.Duration(n), buckets: make([]bucket, n)}
 }
 
 // index returns the absolute bucket index of t. Times before the origin fall in
 // bucket 0.
-func (w *window) index(t time.Time) int64 {
+func (w *window) index(t instant) int64 {
 	d := t.Sub(w.origin)
 	if d < 0 {
 		return 0
@@ -36,7 +36,7 @@ func (w *window) index(t time.Time) int64 {
 }
 
 // rotate drops the buckets that have slid out of the window by now.
-func (w *window) rotate(now time.Time) {
+func (w *window) rotate(now instant) {
 	k := w.index(now)
 	if k <= w.head {
 		return
@@ -58,7 +58,7 @@ func (w *window) rotate(now time.Time) {
 }
 
 // add records one evidence sample at now.
-func (w *window) add(now time.Time, failure, slow bool) {
+func (w *window) add(now instant, failure, slow bool) {
 	w.rotate(now)
 	b := &w.buckets[w.head%int64(len(w.buckets))]
 	b.calls++
