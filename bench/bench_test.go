@@ -206,6 +206,15 @@ func BenchmarkCard(b *testing.B) {
 	}
 }
 
+// BenchmarkCardCooperative is the card with our timeout cooperative, as
+// failsafe-go's is: both then trust the work to honour its context.
+func BenchmarkCardCooperative(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardCooperative(p)) })
+		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCard(p)) })
+	}
+}
+
 // BenchmarkCardHedged is the full card with a hedge that is armed on every call
 // and never fires. Ours skips while the hedge stage is pending.
 func BenchmarkCardHedged(b *testing.B) {

@@ -153,7 +153,14 @@ func OursRetryBreaker(p Path) *pipeline.Pipeline[int] {
 // OursCard is the card order without the hedge: timeout, retry with budget,
 // breaker.
 func OursCard(p Path) *pipeline.Pipeline[int] {
-	return pipeline.New(ourCard(p, false)...)
+	return pipeline.New(ourCard(p, false, false)...)
+}
+
+// OursCardCooperative is OursCard with a cooperative timeout, which trusts the
+// work to honour its context as failsafe-go's does, and so runs it without a
+// goroutine of its own.
+func OursCardCooperative(p Path) *pipeline.Pipeline[int] {
+	return pipeline.New(ourCard(p, false, true)...)
 }
 
 // OursCardHedged is the full card, with the hedge armed but never firing, or nil
@@ -162,13 +169,13 @@ func OursCardHedged(p Path) *pipeline.Pipeline[int] {
 	if HedgePending() {
 		return nil
 	}
-	return pipeline.New(ourCard(p, true)...)
+	return pipeline.New(ourCard(p, true, false)...)
 }
 
-func ourCard(p Path, hedged bool) []pipeline.Policy[int] {
+func ourCard(p Path, hedged, cooperative bool) []pipeline.Policy[int] {
 	b, bud := ourBreaker(p), ourBudget(p)
 	stages := []pipeline.Policy[int]{
-		must(timeout.New[int](timeout.Config{Timeout: Timeout})),
+		must(timeout.New[int](timeout.Config{Timeout: Timeout, Cooperative: cooperative})),
 		ourRetry(p, bud),
 		breaker.Guard[int](b),
 	}

@@ -19,6 +19,7 @@ var floorOf = map[string]string{
 	"BreakerParallel": "Floor/now",
 	"RetryBreaker":    "Floor/now",
 	"Card":            "Floor/withtimeout",
+	"CardCooperative": "Floor/withtimeout",
 	"CardHedged":      "Floor/withtimeout",
 }
 
