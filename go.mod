@@ -3,8 +3,9 @@ module github.com/resilience-go/pipeline
 go 1.26
 
 require (
-	github.com/jonboulle/clockwork v0.5.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/jonboulle/clockwork v0.5.0
+	github.com/stretchr/testify v1.12.1
+	pgregory.net/rapid v1.3.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
