@@ -19,13 +19,15 @@
 // # What stages share
 //
 // Through Next, every stage (built-in or not) sees the same things: the attempt
-// number ([Next.Attempt]), the pipeline's clock ([Next.Clock]) and its event hook
-// ([Next.Emit]). A stage that refuses or gives up returns a [StopError], the one
-// error type every stage uses, with a [Reason].
+// number ([Next.Attempt]), the pipeline's clock ([Next.Clock]), its event hook
+// ([Next.Emit]) and the guard against work that ignores its context
+// ([Next.AbandonAfter]). A stage that refuses or gives up returns a [StopError],
+// the one error type every stage uses, with a [Reason].
 //
 // # Concurrency
 //
 // A Pipeline and every built-in stage are immutable after construction and safe
-// for concurrent use; build them once and share them. No stage holds a lock while
-// the caller's code or an event hook runs.
+// for concurrent use; build them once and share them. Stages run on the caller's
+// goroutine; only the caller's work may run on another, when a timeout guards
+// it. No stage holds a lock while the caller's code or an event hook runs.
 package pipeline

@@ -20,9 +20,9 @@ type Result[T any] struct {
 
 // Next is a stage's handle on everything inside it, and on what the stages of one
 // pipeline share. It is a small value: copy it, but do not keep it after the
-// stage's Execute returns. A stage may call Run any number of times, from any
-// goroutine, provided every call ends before the stage returns or is abandoned
-// with a context that has been canceled.
+// stage's Execute returns. A stage may call Run any number of times and from
+// several goroutines at once (a hedge does), provided every call has returned
+// by the time the stage returns.
 type Next[T any] struct {
 	p     *Pipeline[T]
 	fn    Func[T]
