@@ -14,10 +14,9 @@ import (
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
-// TestRealBreakerTripStopsTheRetry is TestBreakerTripStopsTheRetry with the real
-// breaker stage inside the retry: attempt 1 trips the breaker, attempt 2 is
-// refused without calling fn.
-func TestRealBreakerTripStopsTheRetry(t *testing.T) {
+// TestBreakerTripStopsTheRetry puts the real breaker stage inside the retry:
+// attempt 1 trips the breaker, attempt 2 is refused without calling fn.
+func TestBreakerTripStopsTheRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		br, err := breaker.New(breaker.Config{ConsecutiveFailures: 1})
 		require.NoError(t, err)
@@ -36,8 +35,8 @@ func TestRealBreakerTripStopsTheRetry(t *testing.T) {
 		assert.Positive(t, e.RetryAfter, "the rest of the break")
 		assert.LessOrEqual(t, e.RetryAfter, 15*time.Second)
 		assert.Equal(t, 1, e.Attempts)
-		assert.Same(t, errBoom, e.Err)
-		assert.Equal(t, 503, v)
+		assert.Same(t, errBoom, e.Err, "the last real attempt's error")
+		assert.Equal(t, 503, v, "the last real attempt's value")
 		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
 		assert.Equal(t, 30.0, bud.Tokens(), "the refused retry is not charged")
 	})

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -40,30 +39,6 @@ func (b *fakeBreaker) stage() pipeline.PolicyFunc[int] {
 		}
 		return r
 	}
-}
-
-func TestBreakerTripStopsTheRetry(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		br := &fakeBreaker{retryAfter: 15 * time.Second}
-		bud := newBudget(t, budget.Config{})
-		p := pipeline.New[int](mustNew[int](t, Config{Budget: bud, Backoff: Exponential{Jitter: NoJitter}}), br.stage())
-		start := time.Now()
-		w := newWork(func(context.Context) (int, error) { return 503, errBoom })
-
-		v, err := p.Execute(t.Context(), w.fn)
-
-		assert.Len(t, w.attempts(), 1, "attempt 2 is refused without calling fn")
-		assert.Equal(t, 200*time.Millisecond, time.Since(start), "100 ms backoff, then the 100 ms refusal pause")
-		e := stopError(t, err)
-		assert.Equal(t, "breaker", e.Stage)
-		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
-		assert.Equal(t, 15*time.Second, e.RetryAfter)
-		assert.Equal(t, 1, e.Attempts)
-		assert.Same(t, errBoom, e.Err, "the last real attempt's error")
-		assert.Equal(t, 503, v, "the last real attempt's value")
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
-		assert.Equal(t, 30.0, bud.Tokens(), "the refused retry is not charged")
-	})
 }
 
 func TestRefusalOnTheFirstAttemptPausesThenStops(t *testing.T) {
