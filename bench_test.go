@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/resilience-go/pipeline"
 )
@@ -59,4 +60,22 @@ func BenchmarkExecuteParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAbandonAfter is one attempt run under the guard against work that
+// ignores its context (a goroutine per attempt), with a cancelable context such
+// as a timeout would give it.
+func BenchmarkAbandonAfter(b *testing.B) {
+	guard := pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+		return next.AbandonAfter(time.Second).Run(ctx)
+	})
+	p := pipeline.New(pipeline.Policy[int](guard))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Execute(ctx, work); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
