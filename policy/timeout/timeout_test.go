@@ -274,3 +274,22 @@ func TestConfigValidation(t *testing.T) {
 		assert.EqualError(t, err, tc.want)
 	}
 }
+
+// A pipeline built outside a synctest bubble works inside one, on its virtual
+// time: nothing the stage or the guard keeps between calls belongs to a bubble.
+func TestPipelineBuiltOutsideTheBubble(t *testing.T) {
+	stage, err := timeout.New[int](timeout.Config{Timeout: time.Second})
+	require.NoError(t, err)
+	p := pipeline.New[int](stage)
+	for range 2 { // the second bubble reuses what the first pooled
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			_, err := p.Execute(t.Context(), func(ctx context.Context) (int, error) {
+				<-ctx.Done()
+				return 0, ctx.Err()
+			})
+			assert.ErrorIs(t, err, outcome.ErrTimeout)
+			assert.Equal(t, time.Second, time.Since(start))
+		})
+	}
+}
