@@ -27,7 +27,8 @@
 // # Concurrency
 //
 // A Pipeline and every built-in stage are immutable after construction and safe
-// for concurrent use; build them once and share them. The built-in stages run on the caller's
-// goroutine; only the caller's work may run on another, when a timeout guards
-// it. No stage holds a lock while the caller's code or an event hook runs.
+// for concurrent use; build them once and share them. The built-in stages run on
+// the caller's goroutine; only the caller's work may run on another, when a
+// timeout guards it. No stage holds a lock while the caller's code or an event
+// hook runs.
 package pipeline
