@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/resilience-go/pipeline/outcome"
 )
 
 // ErrAbandoned is matched, with errors.Is, by the error of an attempt whose work
@@ -93,30 +91,23 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 		<-done // the work returned in the instant between the grace and now
 		return p.finishGuarded(ctx, g, start, attempt)
 	}
-	var zero T
-	r := Result[T]{Err: &abandonedError{ctxErr: ctx.Err(), cause: context.Cause(ctx)}}
-	r.Verdict = outcome.Classify(ctx, zero, r.Err, p.classifier)
 	if p.onEvent != nil {
 		p.onEvent(Abandoned{Attempt: attempt, Grace: grace})
-		p.onEvent(AttemptFinished{Attempt: attempt, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: r.Err})
 	}
-	return r
+	var zero T
+	return p.result(ctx, zero, &abandonedError{ctxErr: ctx.Err(), cause: context.Cause(ctx)}, attempt, start)
 }
 
-// finishGuarded collects the work's result from g, returns g to the pool,
-// classifies the result and reports it. A panic in the work is raised again
-// here, on the caller's goroutine.
+// finishGuarded collects the work's result from g, returns g to the pool, and
+// classifies and reports the result. A panic in the work is raised again here,
+// on the caller's goroutine.
 func (p *Pipeline[T]) finishGuarded(ctx context.Context, g *guard[T], start time.Time, attempt int) Result[T] {
 	v, err, panicked := g.value, g.err, g.panicked
 	g.release()
 	if panicked != nil {
 		panic(panicked)
 	}
-	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
-	if p.onEvent != nil {
-		p.onEvent(AttemptFinished{Attempt: attempt, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
-	}
-	return r
+	return p.result(ctx, v, err, attempt, start)
 }
 
 // work is the goroutine's body. It records the result, or the panic, and hands

@@ -92,13 +92,20 @@ func (n Next[T]) Clock() clockwork.Clock { return n.p.clock }
 
 // attempt runs fn once and classifies its outcome.
 func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] {
-	if p.onEvent == nil {
+	if p.onEvent == nil { // the hot path: no clock reads
 		v, err := fn(ctx)
 		return Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
 	}
 	start := p.clock.Now()
 	v, err := fn(ctx)
+	return p.result(ctx, v, err, n, start)
+}
+
+// result classifies what attempt n, started at start, returned, and reports it.
+func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start time.Time) Result[T] {
 	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
-	p.onEvent(AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
+	if p.onEvent != nil {
+		p.onEvent(AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
+	}
 	return r
 }
