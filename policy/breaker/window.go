@@ -5,8 +5,8 @@ import "time"
 // window counts evidence samples over the trip window in a ring of buckets. Bucket
 // k covers [origin + k*width, origin + (k+1)*width); the window at time t is the
 // bucket holding t and the len(buckets)-1 before it. It is rotated on write only:
-// the ratio trips are only evaluated when a sample is recorded, so nothing reads
-// it between writes. It is not safe for concurrent use; the breaker's lock guards
+// the ratio trips are only evaluated when a sample is recorded, and a reader
+// between writes ([Breaker.Pressure]) sums what is still inside with at. It is not safe for concurrent use; the breaker's lock guards
 // it.
 type window struct {
 	origin  instant
@@ -55,6 +55,23 @@ func (w *window) rotate(now instant) {
 		}
 	}
 	w.head = k
+}
+
+// at returns the window's counts as of now without rotating it, for readers.
+func (w *window) at(now instant) bucket {
+	k := w.index(now)
+	n := int64(len(w.buckets))
+	if k <= w.head {
+		return w.total
+	}
+	var sum bucket
+	for i := max(w.head-n+1, k-n+1, 0); i <= w.head; i++ {
+		b := w.buckets[i%n]
+		sum.calls += b.calls
+		sum.failures += b.failures
+		sum.slow += b.slow
+	}
+	return sum
 }
 
 // add records one evidence sample at now.

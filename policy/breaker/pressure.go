@@ -1,0 +1,28 @@
+package breaker
+
+// Pressure reports how close the breaker is to opening on failures, as of now on
+// its clock: 0 with no failure evidence, 1 at a trip point. It is the larger of
+// the current run of consecutive failures over Config.ConsecutiveFailures and,
+// when a FailureRatio is set and the trip window holds at least MinimumCalls
+// samples, the window's failure ratio over FailureRatio. A breaker that is not
+// Closed reads 1: it has tripped, or has not yet shown it recovered.
+//
+// The hedge stage sends a hedged attempt only while Pressure is below one half,
+// so that hedging never adds load to a dependency that is near its trip point.
+// Reading Pressure never changes the breaker.
+func (b *Breaker) Pressure() float64 {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now = b.clamp(now)
+	if b.stateAt(now) != Closed {
+		return 1
+	}
+	p := float64(b.failures) / float64(b.cfg.consecutive)
+	if b.window != nil && b.cfg.failureRatio > 0 {
+		if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
+			p = max(p, float64(w.failures)/float64(w.calls)/b.cfg.failureRatio)
+		}
+	}
+	return min(p, 1)
+}
