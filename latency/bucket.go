@@ -1,0 +1,80 @@
+package latency
+
+import (
+	"math/bits"
+	"time"
+)
+
+// The histogram has one underflow bucket, [0, 1µs), and four buckets for every
+// power of two from 2^10 ns (1.024 µs) to 2^36 ns (68.7 s), split geometrically
+// at the fourth roots of two: bucket boundaries are the integers
+// ceil(2^(e + k/4)) ns for e in 10..35 and k in 0..3, so each bucket is 2^(1/4)
+// (about 1.19) times wider at its top than at its bottom and its width is at
+// most 18.9% of its lower bound. Samples of 2^36 ns and above are counted in the
+// top bucket, [ceil(2^35.75), 2^36).
+const (
+	minExp      = 10 // 2^minExp ns is the lower bound of the first regular bucket
+	maxExp      = 36 // 2^maxExp ns is the upper bound of the top bucket
+	subBuckets  = 4  // buckets per power of two
+	numBuckets  = 1 + (maxExp-minExp)*subBuckets
+	topBucket   = numBuckets - 1
+	rangeTop    = uint64(1) << maxExp // upper bound of the top bucket, in ns
+	underflowUp = uint64(1) << minExp // upper bound of the underflow bucket, in ns
+)
+
+// Thresholds of the sub-buckets of a power of two, in 1.63 fixed point: root[k-1]
+// is ceil(2^63 * 2^(k/4)), the smallest integer at or above the real boundary, so
+// that comparing an integer mantissa against it decides the bucket exactly.
+// Checked against math/big in the tests.
+const (
+	root1 = 0x9837f0518db8a970 // ceil(2^63.25)
+	root2 = 0xb504f333f9de6485 // ceil(2^63.5)
+	root3 = 0xd744fccad69d6af5 // ceil(2^63.75)
+)
+
+// lower holds the lower bound of every bucket, in ns; lower[numBuckets] is the
+// upper bound of the top bucket. It is derived from the thresholds above, so
+// bucketOf(lower[i]) == i and bucketOf(lower[i]-1) == i-1 for every i >= 1.
+var lower = func() (b [numBuckets + 1]uint64) {
+	roots := [subBuckets]uint64{1 << 63, root1, root2, root3}
+	for e := minExp; e < maxExp; e++ {
+		s := uint(63 - e)
+		for k, r := range roots {
+			// ceil(ceil(2^63 * 2^(k/4)) / 2^s) == ceil(2^(e + k/4)).
+			b[1+(e-minExp)*subBuckets+k] = (r + 1<<s - 1) >> s
+		}
+	}
+	b[numBuckets] = rangeTop
+	return b
+}()
+
+// bucketOf returns the index of the bucket that counts a sample of d: 0 for d
+// below 1024 ns (negative d included), topBucket for d of 2^36 ns and more. It
+// uses integer arithmetic only, without a loop.
+func bucketOf(d time.Duration) int {
+	v := uint64(max(d, 0))
+	if v < underflowUp {
+		return 0
+	}
+	v = min(v, rangeTop-1)
+	lz := bits.LeadingZeros64(v)
+	m := v << lz // mantissa with its top bit set: v = m * 2^(e-63)
+	e := 63 - lz
+	// Sub64's borrow is 1 exactly when m is below the threshold.
+	_, b1 := bits.Sub64(m, root1, 0)
+	_, b2 := bits.Sub64(m, root2, 0)
+	_, b3 := bits.Sub64(m, root3, 0)
+	return 1 + (e-minExp)*subBuckets + subBuckets - 1 - int(b1+b2+b3)
+}
+
+// interpolate returns the value of the j-th (1-based) of the c samples counted
+// in bucket i: the bucket is cut into c equal parts by rank and the sample is
+// placed in the middle of its part, lower[i] + width*(2j-1)/(2c), rounded down.
+// The result always lies inside the bucket. 1 <= j <= c.
+func interpolate(i int, j, c uint64) time.Duration {
+	lo := lower[i]
+	width := lower[i+1] - lo
+	hi, mid := bits.Mul64(width, 2*j-1)
+	off, _ := bits.Div64(hi, mid, 2*c) // hi < 2c because width*(2j-1) < width*2c
+	return time.Duration(lo + off)
+}

@@ -1,0 +1,73 @@
+package latency
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Defaults used for the zero values of [Config]'s fields, and the limit on
+// slices.
+const (
+	// DefaultWindow is how far back an Estimator looks when Config.Window is 0:
+	// the 30 s over which the hedge stage reads its p95.
+	DefaultWindow = 30 * time.Second
+	// DefaultSlices is the number of time slices the window is cut into when
+	// Config.Slices is 0. With 10, the window holds between 90% and 100% of its
+	// span, and expires a tenth of it at a time.
+	DefaultSlices = 10
+	// MaxSlices is the most slices a window may be cut into. Each slice costs
+	// 424 bytes, so a window of MaxSlices slices takes about 424 KB.
+	MaxSlices = 1000
+)
+
+// Config configures an [Estimator]. The zero value of every field means its
+// default. Settings that cannot work are refused by [Config.Validate] and [New]
+// with an error naming each bad field and its value.
+type Config struct {
+	// Window is how far back the estimator looks: a positive duration. Zero
+	// means [DefaultWindow] (30 s). The history actually held is between
+	// Window - Window/Slices and Window (see [Window]).
+	Window time.Duration
+	// Slices is how many time slices the window is cut into, in 1..[MaxSlices];
+	// samples expire one slice at a time. Zero means [DefaultSlices] (10).
+	// Window/Slices must be at least 1 ns.
+	Slices int
+	// Clock is the clock the estimator reads in [Estimator.Now]. Nil means real
+	// time, read through the monotonic clock only.
+	Clock clockwork.Clock
+}
+
+// Validate returns an error naming every setting of c that cannot work, joined
+// with errors.Join, or nil. Zero values are valid: they mean the defaults.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Window < 0 {
+		errs = append(errs, fmt.Errorf("latency: Config.Window must not be negative (0 means the default %v), got %v",
+			DefaultWindow, c.Window))
+	}
+	if c.Slices < 0 || c.Slices > MaxSlices {
+		errs = append(errs, fmt.Errorf("latency: Config.Slices must be between 1 and %d (0 means the default %d), got %d",
+			MaxSlices, DefaultSlices, c.Slices))
+	}
+	if len(errs) == 0 {
+		if d := c.withDefaults(); d.Window < time.Duration(d.Slices) {
+			errs = append(errs, fmt.Errorf("latency: Config.Window must be at least Config.Slices nanoseconds (a slice of at least 1ns), got Window %v with Slices %d",
+				d.Window, d.Slices))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every zero field replaced by its default.
+func (c Config) withDefaults() Config {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Slices == 0 {
+		c.Slices = DefaultSlices
+	}
+	return c
+}

@@ -1,0 +1,79 @@
+package latency
+
+import (
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Estimator is a [Window] with its own lock and clock: a live latency quantile
+// that many goroutines and stages can share. Build one with [New] per dependency;
+// the hedge stage reads its delay from it, and whoever measures attempts feeds
+// it.
+//
+// Times are durations elapsed on the estimator's clock since it was built: read
+// one with [Estimator.Now], typically the same reading that ended the attempt
+// being recorded. An Estimator is non-generic, so one can serve pipelines of
+// different result types. It is safe for concurrent use; one mutex guards the
+// window, held only for the few nanoseconds of an update or a read.
+type Estimator struct {
+	// Immutable after New.
+	clock  clockwork.Clock // nil for real time, read without clockwork; see Now
+	epoch  time.Time       // the clock's reading at New
+	window time.Duration   // Config.Window with its default
+
+	mu sync.Mutex // guards w
+	w  Window
+}
+
+// New returns an empty estimator configured by cfg, or an error naming every
+// impossible setting in cfg.
+func New(cfg Config) (*Estimator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	e := &Estimator{clock: cfg.Clock, window: cfg.Window, w: *newWindow(cfg.Window, cfg.Slices)}
+	if e.clock == nil {
+		e.epoch = time.Now()
+	} else {
+		e.epoch = e.clock.Now()
+	}
+	return e, nil
+}
+
+// Now returns the time elapsed on the estimator's clock since the estimator was
+// built. On real time it reads only the monotonic clock (time.Since), which is
+// cheaper than time.Now and never runs backwards.
+func (e *Estimator) Now() time.Duration {
+	if e.clock == nil {
+		return time.Since(e.epoch)
+	}
+	return e.clock.Since(e.epoch)
+}
+
+// Record adds one latency sample d observed at now, a reading of [Estimator.Now].
+// A negative d counts as 0; a now earlier than one already seen counts as the
+// latest one seen. See [Window.Add].
+func (e *Estimator) Record(now, d time.Duration) {
+	e.mu.Lock()
+	e.w.Add(now, d)
+	e.mu.Unlock()
+}
+
+// Quantile returns the q-th quantile of the samples recorded over the window
+// ending at now, and how many samples back it; 0, 0 means "no estimate". q is
+// clamped to [0, 1]; callers validate q in their own configuration. The result
+// is memoized and may miss up to samples/32 of the newest samples; the count is
+// exact. See [Window.Quantile].
+func (e *Estimator) Quantile(now time.Duration, q float64) (d time.Duration, samples int) {
+	e.mu.Lock()
+	d, samples = e.w.Quantile(now, q)
+	e.mu.Unlock()
+	return d, samples
+}
+
+// Window returns how far back the estimator looks: Config.Window, or
+// [DefaultWindow] if that was 0.
+func (e *Estimator) Window() time.Duration { return e.window }
