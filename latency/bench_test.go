@@ -1,0 +1,122 @@
+package latency
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// benchDurations are latencies spread over 1 ms .. 200 ms, so that the bucket
+// computation sees varied input.
+var benchDurations = func() (ds [1024]time.Duration) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range ds {
+		ds[i] = time.Millisecond + time.Duration(r.Int64N(int64(199*time.Millisecond)))
+	}
+	return ds
+}()
+
+// BenchmarkWindowAdd is one sample into a window, with time moving 1 µs per
+// sample, so a slice of the default 3 s rotates every 3 million samples.
+func BenchmarkWindowAdd(b *testing.B) {
+	w := newWindow(DefaultWindow, DefaultSlices)
+	b.ReportAllocs()
+	var now time.Duration
+	for i := 0; b.Loop(); i++ {
+		now += time.Microsecond
+		w.Add(now, benchDurations[i%len(benchDurations)])
+	}
+}
+
+// BenchmarkWindowQuantile is a memoized read of a window holding 10 000
+// samples.
+func BenchmarkWindowQuantile(b *testing.B) {
+	w := newWindow(DefaultWindow, DefaultSlices)
+	for i := range 10_000 {
+		w.Add(0, benchDurations[i%len(benchDurations)])
+	}
+	b.ReportAllocs()
+	var sink time.Duration
+	for b.Loop() {
+		d, _ := w.Quantile(time.Second, 0.95)
+		sink += d
+	}
+	_ = sink
+}
+
+// BenchmarkWindowAddQuantile is what a breaker pays per successful attempt: one
+// sample and one memoized read at the same now, under constant traffic (the
+// read recomputes once per samples/32 adds).
+func BenchmarkWindowAddQuantile(b *testing.B) {
+	w := newWindow(5*time.Minute, DefaultSlices)
+	var now time.Duration
+	for i := range 10_000 {
+		now += 30 * time.Microsecond
+		w.Add(now, benchDurations[i%len(benchDurations)])
+	}
+	b.ReportAllocs()
+	var sink time.Duration
+	for i := 0; b.Loop(); i++ {
+		now += time.Microsecond
+		w.Add(now, benchDurations[i%len(benchDurations)])
+		d, _ := w.Quantile(now, 0.5)
+		sink += d
+	}
+	_ = sink
+}
+
+// BenchmarkWindowQuantileRecompute is a read that must scan the histogram: q
+// alternates, so the memo never hits.
+func BenchmarkWindowQuantileRecompute(b *testing.B) {
+	w := newWindow(DefaultWindow, DefaultSlices)
+	for i := range 10_000 {
+		w.Add(0, benchDurations[i%len(benchDurations)])
+	}
+	qs := [2]float64{0.5, 0.95}
+	b.ReportAllocs()
+	var sink time.Duration
+	for i := 0; b.Loop(); i++ {
+		d, _ := w.Quantile(time.Second, qs[i&1])
+		sink += d
+	}
+	_ = sink
+}
+
+// BenchmarkEstimatorRecordQuantile is one Record and one Quantile on the
+// default estimator on real time, sharing one clock reading, as an attempt
+// followed by the next hedge-delay read does.
+func BenchmarkEstimatorRecordQuantile(b *testing.B) {
+	e, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var sink time.Duration
+	for i := 0; b.Loop(); i++ {
+		now := e.Now()
+		e.Record(now, benchDurations[i%len(benchDurations)])
+		d, _ := e.Quantile(now, 0.95)
+		sink += d
+	}
+	_ = sink
+}
+
+// BenchmarkEstimatorRecordQuantileParallel is the same from every P at once on
+// one shared estimator.
+func BenchmarkEstimatorRecordQuantileParallel(b *testing.B) {
+	e, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var sink time.Duration
+		for i := 0; pb.Next(); i++ {
+			now := e.Now()
+			e.Record(now, benchDurations[i%len(benchDurations)])
+			d, _ := e.Quantile(now, 0.95)
+			sink += d
+		}
+		_ = sink
+	})
+}
