@@ -5,13 +5,13 @@ import (
 	"time"
 )
 
-// The histogram has one underflow bucket, [0, 1µs), and four buckets for every
-// power of two from 2^10 ns (1.024 µs) to 2^36 ns (68.7 s), split geometrically
-// at the fourth roots of two: bucket boundaries are the integers
-// ceil(2^(e + k/4)) ns for e in 10..35 and k in 0..3, so each bucket is 2^(1/4)
-// (about 1.19) times wider at its top than at its bottom and its width is at
-// most 18.9% of its lower bound. Samples of 2^36 ns and above are counted in the
-// top bucket, [ceil(2^35.75), 2^36).
+// The histogram has one underflow bucket, [0, 1024 ns), and four buckets for
+// every power of two from 2^10 ns (1.024 µs) to 2^36 ns (68.7 s), split
+// geometrically at the fourth roots of two: the bucket boundaries are the
+// integers ceil(2^(e + k/4)) ns for e in 10..35 and k in 0..3. Each bucket's top
+// is about 2^(1/4) = 1.19 times its bottom, so its width is under 19% of its
+// lower bound (18.97% at most, after rounding to whole nanoseconds). Samples of
+// 2^36 ns and above are counted in the top bucket, [ceil(2^35.75), 2^36).
 const (
 	minExp      = 10 // 2^minExp ns is the lower bound of the first regular bucket
 	maxExp      = 36 // 2^maxExp ns is the upper bound of the top bucket

@@ -2,7 +2,7 @@
 // the stages that adapt to how fast a dependency currently answers.
 //
 // [Window] is the histogram itself: log-scaled buckets (four per power of two,
-// from 1 µs to 68.7 s, each at most 19% wide, plus one for everything under
+// from 1 µs to 68.7 s, each under 19% wide, plus one for everything under
 // 1 µs), kept per time slice in a ring, with a running total so that a read never
 // sums slices. It holds the last span of samples, give or take one slice, and
 // forgets them whole slices at a time, so an idle window decays to "no samples"

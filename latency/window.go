@@ -29,7 +29,8 @@ const maxSamples = math.MaxUint32
 // in the current slice.
 //
 // A Window holds at most 2^32-1 samples at once; further samples are dropped
-// until slices expire. Its memory is about 424 bytes per slice plus 530 bytes.
+// until slices expire. Its memory is 424 bytes per slice plus 520 bytes
+// (on 64-bit platforms).
 //
 // A Window is NOT safe for concurrent use: its owner serializes calls, typically
 // under a lock it already holds. [Estimator] is a Window with its own lock.
