@@ -15,8 +15,9 @@ import (
 // Times are durations elapsed on the estimator's clock since it was built: read
 // one with [Estimator.Now], typically the same reading that ended the attempt
 // being recorded. An Estimator is non-generic, so one can serve pipelines of
-// different result types. It is safe for concurrent use; one mutex guards the
-// window, held only for the few nanoseconds of an update or a read.
+// different result types. The zero Estimator is not usable: build one with
+// [New]. It is safe for concurrent use; one mutex guards the window, held only
+// for the few nanoseconds of an update or a read.
 type Estimator struct {
 	// Immutable after New.
 	clock  clockwork.Clock // nil for real time, read without clockwork; see Now

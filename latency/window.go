@@ -32,8 +32,9 @@ const maxSamples = math.MaxUint32
 // until slices expire. Its memory is 424 bytes per slice plus 520 bytes
 // (on 64-bit platforms).
 //
-// A Window is NOT safe for concurrent use: its owner serializes calls, typically
-// under a lock it already holds. [Estimator] is a Window with its own lock.
+// The zero Window is not usable: build one with [NewWindow]. A Window is NOT
+// safe for concurrent use: its owner serializes calls, typically under a lock it
+// already holds. [Estimator] is a Window with its own lock.
 type Window struct {
 	span  time.Duration // as given to NewWindow
 	width time.Duration // of a slice: span / len(ring), >= 1ns
