@@ -11,12 +11,13 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
 
 // The recommended order: a deadline for the whole call, retries paid for by a
-// budget, and a breaker that samples every attempt. (So that the example waits
+// budget, a breaker that samples every attempt, and a hedge for slow attempts. (So that the example waits
 // no real time and prints the same hint every run, its backoff and refusal pause
 // are a nanosecond, and its breaker has a fake clock and no break jitter.)
 func Example_card() {
@@ -44,7 +45,12 @@ func Example_card() {
 	if err != nil {
 		panic(err)
 	}
-	p := pipeline.New(deadline, retry, breaker.Guard[string](brk))
+	// Hedging needs 20 measured successes first, so this call is never hedged.
+	hedges, err := hedge.New[string](hedge.Config{Breaker: brk, Budget: retries, Repeatable: true}, nil)
+	if err != nil {
+		panic(err)
+	}
+	p := pipeline.New(deadline, retry, breaker.Guard[string](brk), hedges)
 
 	calls := 0
 	_, err = p.Execute(context.Background(), func(ctx context.Context) (string, error) {

@@ -216,16 +216,19 @@ func BenchmarkCardCooperative(b *testing.B) {
 }
 
 // BenchmarkCardHedged is the full card with a hedge that is armed on every call
-// and never fires. Ours skips while the hedge stage is pending.
+// and never fires.
 func BenchmarkCardHedged(b *testing.B) {
 	for _, p := range bench.Paths {
-		b.Run(p.String()+"/ours", func(b *testing.B) {
-			pl := bench.OursCardHedged(p)
-			if pl == nil {
-				b.Skip("pending: our hedge stage (policy/hedge) does not exist yet")
-			}
-			runOurs(b, p, pl)
-		})
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardHedged(p)) })
+		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCardHedged(p)) })
+	}
+}
+
+// BenchmarkCardHedgedCooperative is the hedged card with our timeout
+// cooperative, as failsafe-go's is.
+func BenchmarkCardHedgedCooperative(b *testing.B) {
+	for _, p := range bench.Paths {
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardHedgedCooperative(p)) })
 		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCardHedged(p)) })
 	}
 }

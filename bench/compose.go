@@ -17,8 +17,10 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -97,15 +99,16 @@ func must[V any](v V, err error) V {
 // ---- ours ----
 
 // ourHedge builds our hedge stage for the card pipeline, sharing the card's
-// breaker and budget. It is nil until policy/hedge exists: the hedged-card
-// benchmarks of ours skip and the report marks their rows pending. Adding our
-// hedge is this one assignment, for example
-//
-//	ourHedge = func(b *breaker.Breaker, bud *budget.Budget) pipeline.Policy[int] { return must(hedge.New[int](hedge.Config{Breaker: b, Budget: bud})) }
-var ourHedge func(b *breaker.Breaker, bud *budget.Budget) pipeline.Policy[int]
-
-// HedgePending reports whether our hedge stage does not exist yet.
-func HedgePending() bool { return ourHedge == nil }
+// breaker and budget, and armed on every call: calls are repeatable, and the
+// estimator starts with the samples the stage needs. The work takes nanoseconds,
+// so the delay is the 10 ms minimum and the hedge never fires.
+func ourHedge(b *breaker.Breaker, bud *budget.Budget) pipeline.Policy[int] {
+	est := must(latency.New(latency.Config{}))
+	for range hedge.DefaultMinSamples {
+		est.Record(est.Now(), time.Microsecond)
+	}
+	return must(hedge.New[int](hedge.Config{Estimator: est, Breaker: b, Budget: bud, Repeatable: true}, nil))
+}
 
 // OursEmpty is a pipeline with no stages: the cost of Execute itself.
 func OursEmpty() *pipeline.Pipeline[int] { return pipeline.New[int]() }
@@ -163,13 +166,14 @@ func OursCardCooperative(p Path) *pipeline.Pipeline[int] {
 	return pipeline.New(ourCard(p, false, true)...)
 }
 
-// OursCardHedged is the full card, with the hedge armed but never firing, or nil
-// while our hedge stage is pending.
+// OursCardHedged is the full card, with the hedge armed but never firing.
 func OursCardHedged(p Path) *pipeline.Pipeline[int] {
-	if HedgePending() {
-		return nil
-	}
 	return pipeline.New(ourCard(p, true, false)...)
+}
+
+// OursCardHedgedCooperative is OursCardHedged with a cooperative timeout.
+func OursCardHedgedCooperative(p Path) *pipeline.Pipeline[int] {
+	return pipeline.New(ourCard(p, true, true)...)
 }
 
 func ourCard(p Path, hedged, cooperative bool) []pipeline.Policy[int] {

@@ -1,0 +1,247 @@
+package hedge
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// call is one hedged attempt: its first copy, run on the caller's goroutine, and
+// the hedges a timer sends, each on the timer's goroutine. Calls are pooled per
+// stage. The caller owns its call: before it returns the call to the pool it
+// waits until every copy has finished and no timer callback is due, so nothing
+// touches a call once it is back in the pool. A call holds no channel, so that it
+// can serve callers in different testing/synctest bubbles.
+type call[T any] struct {
+	p    *Policy[T]
+	fire func() // c.launch, bound once so that arming the timer allocates no closure
+
+	// mu guards every field below; cond is signalled when a copy finishes or a
+	// timer callback ends. Nothing holds mu while the caller's code runs.
+	mu      sync.Mutex
+	cond    sync.Cond
+	ctx     context.Context // the caller's; every copy's context derives from it
+	next    pipeline.Next[T]
+	delay   time.Duration
+	timer   timer
+	copies  []hedgeCopy[T]
+	running int  // copies started and not finished
+	pending int  // timer callbacks due that have not run (0 or 1)
+	winner  int  // index of the winning copy, or -1
+	last    int  // index of the copy that finished last
+	closed  bool // the caller has stopped waiting: no more hedges
+}
+
+// hedgeCopy is one copy of the attempt.
+type hedgeCopy[T any] struct {
+	cancel   context.CancelFunc
+	start    time.Duration // on the estimator's clock
+	result   pipeline.Result[T]
+	panicked *pipeline.PanicError
+	done     bool
+	measured bool // its duration has been recorded
+}
+
+func newCall[T any](p *Policy[T]) *call[T] {
+	c := &call[T]{p: p}
+	c.fire = c.launch
+	c.cond.L = &c.mu
+	return c
+}
+
+// hedged runs one attempt that may be hedged after delay; start is when it
+// started, on the estimator's clock.
+func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, delay time.Duration) pipeline.Result[T] {
+	c := p.calls.Get().(*call[T])
+	first, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.ctx, c.next, c.delay = ctx, next, delay
+	c.copies = append(c.copies, hedgeCopy[T]{cancel: cancel, start: start})
+	c.running, c.pending, c.winner = 1, 1, -1
+	c.timer = p.after(delay, c.fire)
+	c.mu.Unlock()
+
+	returned := false
+	defer func() {
+		if !returned { // the first copy panicked: clean up, and let the panic go on
+			c.finish(pipeline.Result[T]{Verdict: outcome.Verdict{Kind: outcome.Transient}}, false)
+		}
+	}()
+	r := next.Run(first)
+	returned = true
+	return c.finish(r, true)
+}
+
+// finish settles the first copy with r, waits for a winner or for every copy to
+// fail, stops the rest, and returns the result the call keeps. When keep is false
+// the caller is unwinding from a panic: it waits for no winner and keeps
+// nothing.
+func (c *call[T]) finish(r pipeline.Result[T], keep bool) pipeline.Result[T] {
+	end := c.p.est.Now()
+	c.mu.Lock()
+	c.settle(0, r, nil, end)
+	for keep && c.winner < 0 && c.running > 0 {
+		c.cond.Wait()
+	}
+	c.closed = true
+	if c.pending > 0 && c.timer.Stop() {
+		c.pending--
+	}
+	c.cancelRunning()
+	for c.running > 0 || c.pending > 0 {
+		c.cond.Wait()
+	}
+	c.mu.Unlock()
+	return c.collect(keep)
+}
+
+// settle records that copy k finished with r (or panicked), at end on the
+// estimator's clock. The first acceptable result wins and cancels the other
+// copies. Call it with mu held.
+func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicError, end time.Duration) {
+	a := &c.copies[k]
+	a.result, a.panicked, a.done = r, panicked, true
+	c.running--
+	c.last = k
+	if r.Verdict.Kind == outcome.OK && panicked == nil && !a.measured {
+		a.measured = true
+		c.p.est.Record(end, end-a.start)
+	}
+	if k > 0 && r.Verdict.SelfImposed {
+		c.p.budget.Refund() // an inner stage refused the hedge: it never reached the dependency
+	}
+	if c.winner < 0 && panicked == nil && acceptable(r.Verdict) {
+		c.winner = k
+		if first := &c.copies[0]; k > 0 && !first.measured {
+			// The first copy was overtaken. It took at least this long, longer
+			// than the hedge delay: recording that keeps the samples above the
+			// delay, and so the quantile, what they would be without hedging.
+			first.measured = true
+			c.p.est.Record(end, end-first.start)
+		}
+		c.cancelRunning()
+	}
+	c.cond.Broadcast()
+}
+
+// cancelRunning cancels every copy that has not finished. Call it with mu held.
+func (c *call[T]) cancelRunning() {
+	for i := range c.copies {
+		if !c.copies[i].done {
+			c.copies[i].cancel()
+		}
+	}
+}
+
+// launch is the timer's callback: it sends the next hedge, if one may still be
+// sent, and runs it on the timer's goroutine.
+func (c *call[T]) launch() {
+	c.mu.Lock()
+	c.pending--
+	if c.closed || c.winner >= 0 {
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		return
+	}
+	next, delay, k := c.next, c.delay, len(c.copies)
+	if why := c.p.refuse(); why != "" {
+		c.cond.Broadcast()
+		c.mu.Unlock() // c may be back in the pool from here on
+		if next.Observed() {
+			next.Emit(Skipped{Attempt: next.Attempt(), Why: why})
+		}
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.copies = append(c.copies, hedgeCopy[T]{cancel: cancel, start: c.p.est.Now()})
+	c.running++
+	if k+1 < c.p.maxAttempts {
+		c.pending++
+		c.timer.Reset(delay)
+	}
+	c.mu.Unlock()
+	if next.Observed() {
+		next.Emit(Hedged{Attempt: next.Attempt(), Hedge: k, Delay: delay})
+	}
+	c.run(k, next, ctx)
+}
+
+// errGoexit is the panic reported for a hedge whose code called runtime.Goexit.
+var errGoexit = errors.New("hedge: a hedged attempt called runtime.Goexit")
+
+// run runs copy k and settles it, however it ends.
+func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context) {
+	var r pipeline.Result[T]
+	returned := false
+	defer func() {
+		var panicked *pipeline.PanicError
+		if !returned {
+			v := recover()
+			if v == nil {
+				v = errGoexit
+			}
+			var isPanic bool
+			if panicked, isPanic = v.(*pipeline.PanicError); !isPanic {
+				panicked = pipeline.NewPanicError(v)
+			}
+		}
+		end := c.p.est.Now()
+		c.mu.Lock()
+		c.settle(k, r, panicked, end)
+		c.mu.Unlock()
+	}()
+	r = next.Run(ctx)
+	returned = true
+}
+
+// refuse asks the breaker and the budget whether a hedge may be sent now, and
+// returns why not, or "". A refused hedge is not charged.
+func (p *Policy[T]) refuse() string {
+	if p.breaker != nil && p.breaker.Pressure() >= MaxPressure {
+		return "breaker"
+	}
+	if _, ok := p.budget.Withdraw(); !ok {
+		return "budget"
+	}
+	return ""
+}
+
+// collect ends a call whose copies have all finished: it releases every result
+// but the one it returns, returns the call to the pool, and raises again the
+// first panic of any copy. When keep is false it releases them all.
+func (c *call[T]) collect(keep bool) pipeline.Result[T] {
+	kept := c.winner
+	if kept < 0 {
+		kept = c.last
+	}
+	r := c.copies[kept].result
+	if !keep {
+		kept = -1
+	}
+	var panicked *pipeline.PanicError
+	for i := range c.copies {
+		c.copies[i].cancel()
+		if panicked == nil {
+			panicked = c.copies[i].panicked
+		}
+	}
+	if c.p.release != nil {
+		for i := range c.copies {
+			if i != kept && c.copies[i].panicked == nil {
+				c.p.release(c.copies[i].result.Value)
+			}
+		}
+	}
+	clear(c.copies)
+	c.copies = c.copies[:0]
+	c.ctx, c.next, c.timer, c.closed = nil, pipeline.Next[T]{}, nil, false
+	c.p.calls.Put(c)
+	if panicked != nil && keep {
+		panic(panicked)
+	}
+	return r
+}

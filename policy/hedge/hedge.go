@@ -1,0 +1,123 @@
+package hedge
+
+import (
+	"cmp"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// Policy is the hedge stage. Build one with [New]; it is immutable and safe for
+// concurrent use.
+type Policy[T any] struct {
+	est         *latency.Estimator
+	quantile    float64
+	minDelay    time.Duration
+	minSamples  int
+	maxAttempts int
+	breaker     *breaker.Breaker
+	budget      *budget.Budget
+	repeatable  bool
+	clock       clockwork.Clock // nil: real time, without clockwork's wrapper
+	release     func(T)
+	calls       sync.Pool // of *call[T]
+}
+
+// New returns a hedge stage configured by cfg, or an error naming every setting
+// that cannot work. release, if not nil, is called with the value of every
+// attempt whose result the stage discards (the losers of a race), once they have
+// returned, so a caller can close what they hold, such as an HTTP response body.
+// It is called on the caller's goroutine, whatever the value's error, before
+// Execute returns. With a non-nil release, T is inferred from it.
+func New[T any](cfg Config, release func(T)) (*Policy[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Policy[T]{
+		est:         cfg.Estimator,
+		quantile:    cmp.Or(cfg.Quantile, DefaultQuantile),
+		minDelay:    cmp.Or(cfg.MinDelay, DefaultMinDelay),
+		minSamples:  cmp.Or(cfg.MinSamples, DefaultMinSamples),
+		maxAttempts: cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts),
+		breaker:     cfg.Breaker,
+		budget:      cfg.Budget,
+		repeatable:  cfg.Repeatable,
+		clock:       cfg.Clock,
+		release:     release,
+	}
+	if p.est == nil {
+		est, err := latency.New(latency.Config{Clock: cfg.Clock})
+		if err != nil {
+			return nil, err
+		}
+		p.est = est
+	}
+	p.calls.New = func() any { return newCall(p) }
+	return p, nil
+}
+
+// Estimator returns the estimator the stage feeds and reads.
+func (p *Policy[T]) Estimator() *latency.Estimator { return p.est }
+
+// Execute runs one attempt through the stage. A call that may not be hedged runs
+// as it would without the stage, except that it is measured: the duration of
+// every successful attempt feeds the estimator. A call that may be hedged (see
+// the package documentation) runs its first attempt on the caller's goroutine
+// and, if no result has come back after the hedge delay, sends a hedge from a
+// timer's goroutine, and so on up to Config.MaxAttempts in flight. The first
+// acceptable result (OK, or a Permanent one that no copy could improve on) wins;
+// the others are cancelled, waited for, and released. If none is acceptable,
+// Execute returns the last one to finish.
+func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+	start := p.est.Now()
+	if delay, ok := p.armed(ctx, start); ok {
+		return p.hedged(ctx, next, start, delay)
+	}
+	r := next.Run(ctx)
+	if r.Verdict.Kind == outcome.OK {
+		end := p.est.Now()
+		p.est.Record(end, end-start)
+	}
+	return r
+}
+
+// armed reports whether the call may be hedged and, if so, after what delay.
+// The budget is asked only when a hedge is due.
+func (p *Policy[T]) armed(ctx context.Context, now time.Duration) (time.Duration, bool) {
+	if !p.repeatable && !IsRepeatable(ctx) {
+		return 0, false
+	}
+	d, n := p.est.Quantile(now, p.quantile)
+	if n < p.minSamples || (p.breaker != nil && p.breaker.Pressure() >= MaxPressure) {
+		return 0, false
+	}
+	return max(d, p.minDelay), true
+}
+
+// acceptable reports whether a result ends the race: a success, or a Permanent
+// failure that a copy of the same request would only repeat.
+func acceptable(v outcome.Verdict) bool {
+	return v.Kind == outcome.OK || (v.Kind == outcome.Permanent && !v.Canceled && !v.SelfImposed)
+}
+
+// timer is what the stage needs of a *time.Timer or a clockwork.Timer.
+type timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// after calls f on a goroutine of its own after d on the stage's clock.
+func (p *Policy[T]) after(d time.Duration, f func()) timer {
+	if p.clock == nil {
+		return time.AfterFunc(d, f)
+	}
+	return p.clock.AfterFunc(d, f)
+}
