@@ -3,6 +3,7 @@ package hedge_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/timeout"
 )
 
 var errDown = errors.New("down")
@@ -267,5 +269,28 @@ func TestAPanicInTheFirstCopyStopsTheHedge(t *testing.T) {
 		v, err, _ := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "ok", v)
+	})
+}
+
+func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		deadline, err := timeout.New[string](timeout.Config{Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		h := stage(t, hedge.Config{}, nil)
+		var copies atomic.Int32
+		start := time.Now()
+		v, err := pipeline.New(deadline, pipeline.Policy[string](h)).Execute(t.Context(), func(ctx context.Context) (string, error) {
+			if copies.Add(1) == 1 {
+				time.Sleep(time.Second) // ignores its context
+				return "first", nil
+			}
+			time.Sleep(time.Millisecond)
+			return "hedge", nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, "hedge", v)
+		// The hedge wins at 11 ms; the first copy is abandoned one grace later.
+		assert.Equal(t, 11*time.Millisecond+timeout.DefaultGrace, time.Since(start))
+		time.Sleep(time.Second) // virtual: let the abandoned copy return before the bubble ends
 	})
 }

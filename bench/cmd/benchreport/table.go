@@ -112,7 +112,7 @@ func writeTable(w io.Writer, rs *results) {
 			seen[g] = true
 			if _, ok := rs.get(g + "/" + ours); !ok {
 				if t, ok := targets[g]; ok {
-					fmt.Fprintf(w, "| %s/%s | pending | | | | | | %s | pending |\n", g, ours, t.String(rs))
+					fmt.Fprintf(w, "| %s/%s | missing | | | | | | %s | missing |\n", g, ours, t.String(rs))
 				}
 			}
 		}

@@ -91,9 +91,9 @@ func TestTableRatiosAndTargets(t *testing.T) {
 	assert.Contains(t, fail, "**no**: time 1.50× (the target, 500 ns, is below the withtimeout floor)")
 
 	hedged := line(t, table, "CardHedged/ok/ours")
-	assert.Contains(t, hedged, "| pending |")
+	assert.Contains(t, hedged, "| missing |")
 	assert.Less(t, strings.Index(table, "CardHedged/ok/ours"), strings.Index(table, "CardHedged/ok/failsafe"),
-		"the pending row comes first in its group")
+		"the missing row comes first in its group")
 
 	peer := line(t, table, "Breaker/ok/gobreaker")
 	assert.True(t, strings.HasSuffix(peer, "| | | |"), "peer rows carry no ratios or targets: %s", peer)
