@@ -1,0 +1,67 @@
+package simulation
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// String renders the report's summary as stable text: the same report always
+// renders to the same bytes. The per-second series is left to
+// [Report.WriteSeries].
+func (r *Report) String() string {
+	var b strings.Builder
+	name := r.Name
+	if name == "" {
+		name = "run"
+	}
+	fmt.Fprintf(&b, "%s (seed %d): %d process(es) x %s calls/s for %s\n",
+		name, r.Seed, r.Processes, number(r.Rate), seconds(r.Duration))
+	fmt.Fprintf(&b, "  offered       %d\n", r.Offered)
+	fmt.Fprintf(&b, "  served        %d (availability %.2f%%)\n", r.Served, 100*r.Availability)
+	fmt.Fprintf(&b, "  refused       %d by breaker, %d by budget\n", r.RefusedByBreaker, r.RefusedByBudget)
+	fmt.Fprintf(&b, "  failed        %d\n", r.Failed)
+	fmt.Fprintf(&b, "  attempts      %d (%.3f per call; worst second %d: %.3f", r.Attempts, r.Amplification, r.WorstSecond, r.WorstAmplification)
+	if len(r.Faults) > 0 {
+		fmt.Fprintf(&b, "; during faults %.3f", r.FaultAmplification)
+	}
+	b.WriteString(")\n")
+	fmt.Fprintf(&b, "  latency       p50 %s, p90 %s, p99 %s (served calls, end to end)\n", millis(r.P50), millis(r.P90), millis(r.P99))
+	fmt.Fprintf(&b, "  breaker       %d opens, %d probes (peak %d per 100ms at %s)\n", r.BreakerOpens, r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
+	switch {
+	case len(r.Faults) == 0:
+		b.WriteString("  recovery      no faults\n")
+	case r.Recovered:
+		fmt.Fprintf(&b, "  recovery      %s after the last fault ended\n", seconds(r.TimeToRecover))
+	default:
+		b.WriteString("  recovery      not within the run\n")
+	}
+	return b.String()
+}
+
+// WriteSeries writes the per-second series as a table with a header line, one
+// line per second, columns separated by tabs.
+func (r *Report) WriteSeries(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes\n")
+	for i, s := range r.Seconds {
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", i, s.Offered, s.Attempts, s.Served, s.RefusedByBreaker, s.RefusedByBudget, s.Failed, s.Probes)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// number formats f in its shortest exact form.
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// seconds formats d in seconds with up to three decimals, such as "12.5s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + "s"
+}
+
+// millis formats d in milliseconds with one decimal, such as "21.3ms".
+func millis(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+}

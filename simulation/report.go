@@ -1,0 +1,268 @@
+package simulation
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// RecoveredAvailability is the availability a second must reach for the
+// dependency to count as recovered (see [Report].TimeToRecover).
+const RecoveredAvailability = 0.95
+
+// ProbeBucket is the width of the buckets of [Report].ProbeSeries.
+const ProbeBucket = 100 * time.Millisecond
+
+// Report is what a run cost. Calls are counted once, by how they ended:
+// Offered = Served + RefusedByBreaker + RefusedByBudget + Failed.
+type Report struct {
+	// Name, Seed, Duration, Processes and Rate describe the run: the Config's
+	// fields, with Processes at least 1.
+	Name      string
+	Seed      uint64
+	Duration  time.Duration
+	Processes int
+	Rate      float64
+
+	// Offered is the number of calls the processes offered.
+	Offered int
+	// Served is the number of calls that succeeded (some attempt was OK).
+	Served int
+	// RefusedByBreaker is the number of calls stopped by a breaker's refusal,
+	// of their first attempt or of a retry.
+	RefusedByBreaker int
+	// RefusedByBudget is the number of calls whose retry the budget could not
+	// pay for.
+	RefusedByBudget int
+	// Failed is the number of other unsuccessful calls: attempts exhausted,
+	// deadline reached, or a permanent failure.
+	Failed int
+	// Availability is Served / Offered.
+	Availability float64
+
+	// Attempts is the number of attempts that reached the dependency (refused
+	// attempts are not counted).
+	Attempts int
+	// Amplification is Attempts / Offered: the load multiplier on the dependency.
+	Amplification float64
+	// WorstSecond is the second (counted from 0) with the largest ratio of
+	// attempts started in it to calls offered in it, and WorstAmplification
+	// that ratio. Only seconds in which calls were offered count.
+	WorstSecond        int
+	WorstAmplification float64
+	// Faults are the scheduled fault intervals of the dependency model.
+	Faults []Interval
+	// FaultAmplification is the attempts started during a fault over the calls
+	// offered during one: the load multiplier on the failing dependency. It is 0
+	// when the model has no faults.
+	FaultAmplification float64
+
+	// P50, P90 and P99 are quantiles (nearest rank) of the end-to-end latency of
+	// served calls, from the offer to the successful attempt's end, backoffs and
+	// failed attempts included. They are 0 when no call was served.
+	P50, P90, P99 time.Duration
+
+	// BreakerOpens is the number of transitions to Open, over every process.
+	BreakerOpens int
+	// Probes is the number of half-open probes admitted, over every process.
+	Probes int
+	// ProbeSeries counts probes admitted per [ProbeBucket] (100 ms), and
+	// PeakProbes is its largest entry, in the bucket starting at PeakProbesAt.
+	ProbeSeries  []int
+	PeakProbes   int
+	PeakProbesAt time.Duration
+
+	// TimeToRecover is measured from the end of the last fault (the latest To
+	// of Faults) to the start of the first whole second that starts at or
+	// after it, has calls offered in it, and has at least
+	// [RecoveredAvailability] (95%) of them served. Recovered is false, and
+	// TimeToRecover 0, when no second qualifies, the model has no faults, or a
+	// fault never ends. Its resolution is one second.
+	Recovered     bool
+	TimeToRecover time.Duration
+
+	// Seconds is the run second by second, from 0 to the end of the last
+	// attempt.
+	Seconds []Second
+}
+
+// Second is one second of a run. Calls (Offered, Served, Refused*, Failed)
+// are counted in the second they were offered, however long they ran, so
+// Served / Offered is the availability of the calls offered in that second;
+// attempts and probes are counted in the second they started.
+type Second struct {
+	Offered          int
+	Attempts         int
+	Served           int
+	RefusedByBreaker int
+	RefusedByBudget  int
+	Failed           int
+	Probes           int
+}
+
+// Refused returns the calls refused by either the breaker or the budget.
+func (s Second) Refused() int { return s.RefusedByBreaker + s.RefusedByBudget }
+
+// Refused returns the calls refused by either the breaker or the budget.
+func (r *Report) Refused() int { return r.RefusedByBreaker + r.RefusedByBudget }
+
+// refusal says which of our stages refused a call.
+type refusal uint8
+
+const (
+	byBreaker refusal = iota + 1
+	byBudget
+)
+
+// recorder accumulates a run's report.
+type recorder struct {
+	r         Report
+	latencies []time.Duration
+	// offeredInFault and attemptsInFault feed FaultAmplification.
+	offeredInFault, attemptsInFault int
+}
+
+func newRecorder(c Config, faults []Interval) *recorder {
+	return &recorder{r: Report{
+		Name: c.Name, Seed: c.Seed, Duration: c.Duration, Processes: c.processes(), Rate: c.Rate,
+		Faults:  faults,
+		Seconds: make([]Second, 0, int(c.Duration/time.Second)+2),
+	}}
+}
+
+// second returns the entry of the second containing t.
+func (rec *recorder) second(t time.Duration) *Second {
+	i := int(t / time.Second)
+	for len(rec.r.Seconds) <= i {
+		rec.r.Seconds = append(rec.r.Seconds, Second{})
+	}
+	return &rec.r.Seconds[i]
+}
+
+// inFault reports whether t lies in one of the model's faults.
+func (rec *recorder) inFault(t time.Duration) bool {
+	for _, f := range rec.r.Faults {
+		if f.Contains(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (rec *recorder) offer(at time.Duration) {
+	rec.r.Offered++
+	rec.second(at).Offered++
+	if rec.inFault(at) {
+		rec.offeredInFault++
+	}
+}
+
+func (rec *recorder) attempt(at time.Duration, probe bool) {
+	rec.r.Attempts++
+	rec.second(at).Attempts++
+	if rec.inFault(at) {
+		rec.attemptsInFault++
+	}
+	if probe {
+		rec.r.Probes++
+		rec.second(at).Probes++
+		i := int(at / ProbeBucket)
+		for len(rec.r.ProbeSeries) <= i {
+			rec.r.ProbeSeries = append(rec.r.ProbeSeries, 0)
+		}
+		rec.r.ProbeSeries[i]++
+	}
+}
+
+func (rec *recorder) served(offered, latency time.Duration) {
+	rec.r.Served++
+	rec.second(offered).Served++
+	rec.latencies = append(rec.latencies, latency)
+}
+
+func (rec *recorder) refused(offered time.Duration, by refusal) {
+	if by == byBreaker {
+		rec.r.RefusedByBreaker++
+		rec.second(offered).RefusedByBreaker++
+		return
+	}
+	rec.r.RefusedByBudget++
+	rec.second(offered).RefusedByBudget++
+}
+
+func (rec *recorder) failed(offered time.Duration) {
+	rec.r.Failed++
+	rec.second(offered).Failed++
+}
+
+// onBreakerEvent is every breaker's Config.OnEvent: it counts opens.
+func (rec *recorder) onBreakerEvent(e pipeline.Event) {
+	if t, ok := e.(breaker.Transition); ok && t.To == breaker.Open {
+		rec.r.BreakerOpens++
+	}
+}
+
+// report computes the derived figures and returns the report.
+func (rec *recorder) report() *Report {
+	r := &rec.r
+	r.Availability = ratio(r.Served, r.Offered)
+	r.Amplification = ratio(r.Attempts, r.Offered)
+	r.FaultAmplification = ratio(rec.attemptsInFault, rec.offeredInFault)
+	for i, s := range r.Seconds {
+		if a := ratio(s.Attempts, s.Offered); s.Offered > 0 && a > r.WorstAmplification {
+			r.WorstSecond, r.WorstAmplification = i, a
+		}
+	}
+	for i, n := range r.ProbeSeries {
+		if n > r.PeakProbes {
+			r.PeakProbes, r.PeakProbesAt = n, time.Duration(i)*ProbeBucket
+		}
+	}
+	slices.Sort(rec.latencies)
+	r.P50, r.P90, r.P99 = rank(rec.latencies, 0.50), rank(rec.latencies, 0.90), rank(rec.latencies, 0.99)
+	r.Recovered, r.TimeToRecover = recovery(r.Faults, r.Seconds)
+	return r
+}
+
+// ratio returns a/b, or 0 when b is 0.
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// rank returns the q-th quantile of sorted by nearest rank, 0 for none.
+func rank(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// recovery finds the time to recover after the last fault (see
+// Report.TimeToRecover).
+func recovery(faults []Interval, seconds []Second) (bool, time.Duration) {
+	if len(faults) == 0 {
+		return false, 0
+	}
+	var last time.Duration
+	for _, f := range faults {
+		if f.To == 0 {
+			return false, 0
+		}
+		last = max(last, f.To)
+	}
+	first := int((last + time.Second - 1) / time.Second)
+	for i := first; i < len(seconds); i++ {
+		s := seconds[i]
+		if s.Offered > 0 && ratio(s.Served, s.Offered) >= RecoveredAvailability {
+			return true, time.Duration(i)*time.Second - last
+		}
+	}
+	return false, 0
+}
