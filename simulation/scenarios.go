@@ -53,7 +53,9 @@ func Scenarios() []Scenario {
 			Name:     "retry-storm",
 			Claim:    "a budget keeps the load on a failing dependency near 1x where 3 attempts per call triple it",
 			Variants: retryStorm,
-			Compare:  func(rs []*Report) []Chart { return []Chart{compare("attempts per second", "attempts", rs, 1, attemptsPerSecond)} },
+			Compare: func(rs []*Report) []Chart {
+				return []Chart{compare("attempts per second", "attempts", rs, 1, attemptsPerSecond)}
+			},
 		},
 		{
 			Name:     "synchronized-probe",
@@ -67,7 +69,9 @@ func Scenarios() []Scenario {
 			Name:     "cold-start",
 			Claim:    "a cold dependency offered less than its cold capacity warms up; offered its full load it is knocked back and stays cold",
 			Variants: coldStart,
-			Compare:  func(rs []*Report) []Chart { return []Chart{compare("served per second", "served calls", rs, 1, servedPerSecond)} },
+			Compare: func(rs []*Report) []Chart {
+				return []Chart{compare("served per second", "served calls", rs, 1, servedPerSecond)}
+			},
 		},
 		{
 			Name:    "slow-call-trip",
