@@ -30,7 +30,8 @@ type Line struct {
 }
 
 // Chart returns a chart of r's per-second series: offered, attempts, served,
-// refused and failed calls, and probes.
+// refused and failed calls, and probes, up to the last second in which
+// anything happened.
 func (r *Report) Chart() Chart {
 	pick := func(f func(Second) int) []float64 {
 		v := make([]float64, len(r.Seconds))
@@ -43,7 +44,7 @@ func (r *Report) Chart() Chart {
 	if title == "" {
 		title = "run"
 	}
-	return Chart{
+	return trimmed(Chart{
 		Title:  title,
 		XLabel: "time (s)",
 		YLabel: "per second",
@@ -55,12 +56,30 @@ func (r *Report) Chart() Chart {
 			{"failed", pick(func(s Second) int { return s.Failed })},
 			{"probes", pick(func(s Second) int { return s.Probes })},
 		},
+	})
+}
+
+// trimmed returns c with the values after the last non-zero one of any line
+// cut off, such as the empty seconds at the end of a run.
+func trimmed(c Chart) Chart {
+	n := 0
+	for _, l := range c.Lines {
+		for i := len(l.Values) - 1; i >= n; i-- {
+			if l.Values[i] != 0 {
+				n = i + 1
+				break
+			}
+		}
 	}
+	for i := range c.Lines {
+		c.Lines[i].Values = c.Lines[i].Values[:min(n, len(c.Lines[i].Values))]
+	}
+	return c
 }
 
 // Chart geometry, in SVG user units.
 const (
-	chartWidth   = 900
+	chartWidth   = 1000
 	chartHeight  = 420
 	plotLeft     = 70
 	plotRight    = 700
@@ -138,12 +157,12 @@ func (c Chart) WriteSVG(w io.Writer) error {
 }
 
 // ticks returns a tick spacing of 1, 2 or 5 times a power of ten giving at
-// most about six ticks from 0 to at least top, and the axis end it gives.
+// most about seven ticks from 0 to at least top, and the axis end it gives.
 func ticks(top float64) (step, end float64) {
 	if !(top > 0) {
 		return 1, 1
 	}
-	raw := top / 5
+	raw := top / 6
 	p := math.Pow(10, math.Floor(math.Log10(raw)))
 	switch m := raw / p; {
 	case m <= 1:

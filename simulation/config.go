@@ -48,7 +48,8 @@ type Client struct {
 	// those fields is ignored.
 	Breaker *breaker.Config
 	// Budget configures the process's own retry budget, a real *budget.Budget.
-	// Nil means unlimited retries. The run supplies its Clock.
+	// Nil means unlimited retries; without Retry it is not used. The run
+	// supplies its Clock.
 	Budget *budget.Config
 	// Retry configures the retry loop. Nil means one attempt per call.
 	Retry *Retry

@@ -57,26 +57,27 @@ func (h Healthy) Start() (Dependency, error) {
 		return nil, fmt.Errorf("simulation: Healthy.P99 (%v) must not be below Healthy.P50 (%v)", h.P99, h.P50)
 	}
 	mu := math.Log(float64(h.P50))
-	return &healthy{mu: mu, sigma: (math.Log(float64(h.P99)) - mu) / z99}, nil
+	return &healthy{p50: h.P50, mu: mu, sigma: (math.Log(float64(h.P99)) - mu) / z99}, nil
 }
 
 // healthy is a Healthy model's fitted log-normal distribution.
 type healthy struct {
+	p50       time.Duration
 	mu, sigma float64
 }
 
 // Respond draws the attempt's latency; the attempt succeeds.
 func (h *healthy) Respond(a Attempt) Response {
-	x := h.mu
-	if h.sigma > 0 {
-		x += h.sigma * a.Rand.NormFloat64()
+	if h.sigma == 0 {
+		return Response{Latency: h.p50}
 	}
-	return Response{Latency: scaled(math.Exp(x), 1)}
+	return Response{Latency: scaled(math.Exp(h.mu+h.sigma*a.Rand.NormFloat64()), 1)}
 }
 
-// scaled returns ns*factor nanoseconds as a Duration, bounded by maxLatency.
+// scaled returns ns*factor nanoseconds, rounded, as a Duration bounded by
+// maxLatency.
 func scaled(ns, factor float64) time.Duration {
-	f := ns * factor
+	f := math.Round(ns * factor)
 	if !(f < float64(maxLatency)) {
 		return maxLatency
 	}

@@ -9,12 +9,12 @@ import (
 type kind uint8
 
 const (
-	// arrive: a process offers its next call.
-	arrive kind = iota + 1
-	// start: a call starts an attempt (its first, or a retry after its backoff).
-	start
-	// end: an attempt ends.
-	end
+	// evArrive: a process offers its next call.
+	evArrive kind = iota + 1
+	// evStart: a call starts an attempt (its first, or a retry after its backoff).
+	evStart
+	// evEnd: an attempt ends.
+	evEnd
 )
 
 // event is one thing that happens at a point of virtual time. Events at the same
@@ -24,7 +24,7 @@ type event struct {
 	at   time.Duration
 	seq  uint64
 	kind kind
-	id   int32 // the process (arrive) or the call (start, end)
+	id   int32 // the process (evArrive) or the call (evStart, evEnd)
 }
 
 // queue is the run's pending events, a binary heap ordered by (at, seq) through

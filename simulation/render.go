@@ -33,8 +33,10 @@ func (r *Report) String() string {
 	switch {
 	case len(r.Faults) == 0:
 		b.WriteString("  recovery      no faults\n")
+	case r.Stable:
+		fmt.Fprintf(&b, "  recovery      %s after the last fault ended (stable after %s)\n", seconds(r.TimeToRecover), seconds(r.TimeToStable))
 	case r.Recovered:
-		fmt.Fprintf(&b, "  recovery      %s after the last fault ended\n", seconds(r.TimeToRecover))
+		fmt.Fprintf(&b, "  recovery      %s after the last fault ended (not stable)\n", seconds(r.TimeToRecover))
 	default:
 		b.WriteString("  recovery      not within the run\n")
 	}

@@ -83,9 +83,15 @@ type Report struct {
 	// fault never ends. Its resolution is one second.
 	Recovered     bool
 	TimeToRecover time.Duration
+	// TimeToStable is measured like TimeToRecover, to the start of the first
+	// such second from which every later second with calls offered in it also
+	// has at least 95% of them served: the recovery that lasted. Stable is false,
+	// and TimeToStable 0, when no second qualifies (or Recovered is false).
+	Stable       bool
+	TimeToStable time.Duration
 
-	// Seconds is the run second by second, from 0 to the end of the last
-	// attempt.
+	// Seconds is the run second by second, from 0 to the end of the run or of
+	// the last attempt, whichever is later, rounded up to a whole second.
 	Seconds []Second
 }
 
@@ -140,6 +146,13 @@ func (rec *recorder) second(t time.Duration) *Second {
 		rec.r.Seconds = append(rec.r.Seconds, Second{})
 	}
 	return &rec.r.Seconds[i]
+}
+
+// until makes Seconds cover [0, end), end rounded up to a whole second.
+func (rec *recorder) until(end time.Duration) {
+	for n := int((end + time.Second - 1) / time.Second); len(rec.r.Seconds) < n; {
+		rec.r.Seconds = append(rec.r.Seconds, Second{})
+	}
 }
 
 // inFault reports whether t lies in one of the model's faults.
@@ -223,7 +236,7 @@ func (rec *recorder) report() *Report {
 	}
 	slices.Sort(rec.latencies)
 	r.P50, r.P90, r.P99 = rank(rec.latencies, 0.50), rank(rec.latencies, 0.90), rank(rec.latencies, 0.99)
-	r.Recovered, r.TimeToRecover = recovery(r.Faults, r.Seconds)
+	r.Recovered, r.TimeToRecover, r.Stable, r.TimeToStable = recovery(r.Faults, r.Seconds)
 	return r
 }
 
@@ -244,25 +257,42 @@ func rank(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// recovery finds the time to recover after the last fault (see
-// Report.TimeToRecover).
-func recovery(faults []Interval, seconds []Second) (bool, time.Duration) {
+// recovery finds the times to recover after the last fault (see
+// Report.TimeToRecover and Report.TimeToStable).
+func recovery(faults []Interval, seconds []Second) (recovered bool, first time.Duration, stable bool, last time.Duration) {
 	if len(faults) == 0 {
-		return false, 0
+		return false, 0, false, 0
 	}
-	var last time.Duration
+	var end time.Duration
 	for _, f := range faults {
 		if f.To == 0 {
-			return false, 0
+			return false, 0, false, 0
 		}
-		last = max(last, f.To)
+		end = max(end, f.To)
 	}
-	first := int((last + time.Second - 1) / time.Second)
-	for i := first; i < len(seconds); i++ {
-		s := seconds[i]
-		if s.Offered > 0 && ratio(s.Served, s.Offered) >= RecoveredAvailability {
-			return true, time.Duration(i)*time.Second - last
+	good := func(s Second) bool { return ratio(s.Served, s.Offered) >= RecoveredAvailability }
+	from := int((end + time.Second - 1) / time.Second)
+	firstGood, stableFrom := -1, -1
+	for i := from; i < len(seconds); i++ {
+		switch s := seconds[i]; {
+		case s.Offered == 0:
+		case !good(s):
+			stableFrom = -1
+		default:
+			if firstGood < 0 {
+				firstGood = i
+			}
+			if stableFrom < 0 {
+				stableFrom = i
+			}
 		}
 	}
-	return false, 0
+	at := func(i int) time.Duration { return time.Duration(i)*time.Second - end }
+	if firstGood < 0 {
+		return false, 0, false, 0
+	}
+	if stableFrom < 0 {
+		return true, at(firstGood), false, 0
+	}
+	return true, at(firstGood), true, at(stableFrom)
 }

@@ -59,6 +59,7 @@ func Run(c Config) (*Report, error) {
 		return nil, err
 	}
 	s.run()
+	s.rec.until(max(s.now, c.Duration))
 	return s.rec.report(), nil
 }
 
@@ -146,7 +147,7 @@ func (s *sim) scheduleArrival(i int32) {
 	p := &s.procs[i]
 	at := p.phase + time.Duration(float64(p.offered)*float64(time.Second)/s.cfg.Rate)
 	if at < s.cfg.Duration {
-		s.q.push(at, arrive, i)
+		s.q.push(at, evArrive, i)
 	}
 }
 
@@ -162,11 +163,11 @@ func (s *sim) run() {
 			s.now = e.at
 		}
 		switch e.kind {
-		case arrive:
+		case evArrive:
 			s.arrive(e.id)
-		case start:
+		case evStart:
 			s.start(e.id)
-		case end:
+		case evEnd:
 			s.end(e.id)
 		}
 	}
@@ -228,7 +229,7 @@ func (s *sim) start(id int32) {
 		c.latency, c.verdict = limit, outcome.Verdict{Kind: outcome.Transient} // our timeout
 	}
 	s.inFlight++
-	s.q.push(s.now+c.latency, end, id)
+	s.q.push(s.now+c.latency, evEnd, id)
 }
 
 // end ends call id's attempt in progress: the breaker records it, and the retry
@@ -241,7 +242,7 @@ func (s *sim) end(id int32) {
 	}
 	st := s.procs[c.proc].loop.after(c.attempt, c.verdict, s.clock.Now(), c.deadline)
 	if !st.served && st.reason == 0 {
-		s.q.push(s.now+st.wait, start, id)
+		s.q.push(s.now+st.wait, evStart, id)
 		return
 	}
 	s.finish(id, st)

@@ -185,7 +185,7 @@ func compare(title, ylabel string, rs []*Report, step float64, series func(*Repo
 	for _, r := range rs {
 		c.Lines = append(c.Lines, Line{Name: r.Name, Values: series(r)})
 	}
-	return c
+	return trimmed(c)
 }
 
 func attemptsPerSecond(r *Report) []float64 {

@@ -1,0 +1,156 @@
+// Command simulate runs the simulation's built-in scenarios (package
+// simulation) and prints their reports, and writes an SVG chart per variant
+// and per comparison.
+//
+// Usage:
+//
+//	go run ./cmd/simulate [-scenario name|all] [-seed n] [-out dir] [-series] [-list]
+//
+// With no flags it runs every scenario that can run with the default seed and
+// writes the charts to ./simulation-out. The same seed always prints the same
+// reports and writes the same files.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/resilience-go/pipeline/simulation"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command: it parses args, writes the reports to stdout and
+// problems to stderr, and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("scenario", "all", "the scenario to run, by name, or all")
+	seed := fs.Uint64("seed", simulation.DefaultSeed, "the seed of every random draw")
+	out := fs.String("out", "simulation-out", "the directory the SVG charts are written to (empty: no charts)")
+	series := fs.Bool("series", false, "also print each run's per-second series")
+	list := fs.Bool("list", false, "list the scenarios and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simulate: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *list {
+		for _, s := range simulation.Scenarios() {
+			status := ""
+			if s.Pending != "" {
+				status = " [pending: " + s.Pending + "]"
+			}
+			fmt.Fprintf(stdout, "%-20s %s%s\n", s.Name, s.Claim, status)
+		}
+		return 0
+	}
+
+	var chosen []simulation.Scenario
+	if *name == "all" {
+		chosen = simulation.Scenarios()
+	} else {
+		s, ok := simulation.Lookup(*name)
+		if !ok {
+			fmt.Fprintf(stderr, "simulate: no scenario %q (see -list)\n", *name)
+			return 2
+		}
+		if s.Pending != "" {
+			fmt.Fprintf(stderr, "simulate: scenario %s cannot run yet: %s\n", s.Name, s.Pending)
+			return 2
+		}
+		chosen = []simulation.Scenario{s}
+	}
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 1
+		}
+	}
+	for _, s := range chosen {
+		if err := runScenario(s, *seed, *out, *series, stdout); err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// runScenario runs s, prints its reports and writes its charts to dir.
+func runScenario(s simulation.Scenario, seed uint64, dir string, series bool, w io.Writer) error {
+	fmt.Fprintf(w, "== %s: %s\n", s.Name, s.Claim)
+	if s.Pending != "" {
+		fmt.Fprintf(w, "   pending: %s\n\n", s.Pending)
+		return nil
+	}
+	reports, err := s.Run(seed)
+	if err != nil {
+		return err
+	}
+	var charts []simulation.Chart
+	for _, r := range reports {
+		fmt.Fprintln(w, r)
+		if series {
+			if err := r.WriteSeries(w); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+		charts = append(charts, r.Chart())
+	}
+	if s.Compare != nil {
+		for _, c := range s.Compare(reports) {
+			c.Title = s.Name + ": " + c.Title
+			charts = append(charts, c)
+		}
+	}
+	if dir == "" {
+		return nil
+	}
+	for _, c := range charts {
+		path := filepath.Join(dir, slug(c.Title)+".svg")
+		if err := writeChart(path, c); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "   wrote %s\n", path)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// writeChart writes c as SVG to path.
+func writeChart(path string, c simulation.Chart) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	return c.WriteSVG(f)
+}
+
+// slug turns a title into a file name: lower-case letters, digits and dashes.
+func slug(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}

@@ -1,0 +1,52 @@
+package simulation
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReportString(t *testing.T) {
+	r := &Report{
+		Name: "demo", Seed: 3, Duration: 90 * time.Second, Processes: 2, Rate: 12.5,
+		Offered: 100, Served: 90, RefusedByBreaker: 4, RefusedByBudget: 1, Failed: 5, Availability: 0.9,
+		Attempts: 130, Amplification: 1.3, WorstSecond: 12, WorstAmplification: 2.25,
+		Faults: []Interval{{time.Second, 2 * time.Second}}, FaultAmplification: 1.8,
+		P50: 21340 * time.Microsecond, P90: 50 * time.Millisecond, P99: 1234567 * time.Microsecond,
+		BreakerOpens: 3, Probes: 7, PeakProbes: 2, PeakProbesAt: 25400 * time.Millisecond,
+		Recovered: true, TimeToRecover: 1500 * time.Millisecond, Stable: true, TimeToStable: 4 * time.Second,
+	}
+	want := `demo (seed 3): 2 process(es) x 12.5 calls/s for 90s
+  offered       100
+  served        90 (availability 90.00%)
+  refused       4 by breaker, 1 by budget
+  failed        5
+  attempts      130 (1.300 per call; worst second 12: 2.250; during faults 1.800)
+  latency       p50 21.3ms, p90 50.0ms, p99 1234.6ms (served calls, end to end)
+  breaker       3 opens, 7 probes (peak 2 per 100ms at 25.4s)
+  recovery      1.5s after the last fault ended (stable after 4s)
+`
+	assert.Equal(t, want, r.String())
+
+	r.Stable = false
+	assert.Contains(t, r.String(), "recovery      1.5s after the last fault ended (not stable)\n")
+	r.Recovered = false
+	assert.Contains(t, r.String(), "recovery      not within the run\n")
+	r.Faults = nil
+	assert.NotContains(t, r.String(), "during faults")
+	assert.Contains(t, r.String(), "recovery      no faults\n")
+	r.Name = ""
+	assert.True(t, strings.HasPrefix(r.String(), "run (seed 3)"))
+}
+
+func TestReportWriteSeries(t *testing.T) {
+	r := &Report{Seconds: []Second{{Offered: 10, Attempts: 12, Served: 8, RefusedByBreaker: 1, Failed: 1}, {Probes: 2}}}
+	var b strings.Builder
+	require.NoError(t, r.WriteSeries(&b))
+	assert.Equal(t, "second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes\n"+
+		"0\t10\t12\t8\t1\t0\t1\t0\n"+
+		"1\t0\t0\t0\t0\t0\t0\t2\n", b.String())
+}

@@ -1,0 +1,112 @@
+package simulation
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+func TestRecorderCountsByHowCallsEnded(t *testing.T) {
+	const s = time.Second
+	rec := newRecorder(Config{Name: "n", Seed: 9, Duration: 3 * s, Rate: 2}, []Interval{{s, 2 * s}})
+	// Second 0: two calls, one served in one attempt, one refused by the breaker.
+	rec.offer(0)
+	rec.attempt(0, false)
+	rec.served(0, 30*time.Millisecond)
+	rec.offer(500 * time.Millisecond)
+	rec.refused(500*time.Millisecond, byBreaker)
+	// Second 1 (the fault): two calls, three attempts each, one probe; one
+	// failed, one refused by the budget. A retry lands in second 2.
+	rec.offer(s)
+	rec.offer(1500 * time.Millisecond)
+	for _, at := range []time.Duration{s, 1100 * time.Millisecond, 1200 * time.Millisecond, 1500 * time.Millisecond, 1600 * time.Millisecond} {
+		rec.attempt(at, at == 1600*time.Millisecond)
+	}
+	rec.attempt(2100*time.Millisecond, false)
+	rec.failed(s)
+	rec.refused(1500*time.Millisecond, byBudget)
+	// Second 2: one call, served late.
+	rec.offer(2 * s)
+	rec.attempt(2*s, false)
+	rec.served(2*s, 90*time.Millisecond)
+	rec.onBreakerEvent(breaker.Transition{From: breaker.Closed, To: breaker.Open})
+	rec.onBreakerEvent(breaker.Transition{From: breaker.Open, To: breaker.HalfOpen})
+	rec.onBreakerEvent(breaker.Rejection{})
+
+	r := rec.report()
+	assert.Equal(t, "n", r.Name)
+	assert.Equal(t, uint64(9), r.Seed)
+	assert.Equal(t, 1, r.Processes)
+	assert.Equal(t, 5, r.Offered)
+	assert.Equal(t, 2, r.Served)
+	assert.Equal(t, 1, r.RefusedByBreaker)
+	assert.Equal(t, 1, r.RefusedByBudget)
+	assert.Equal(t, 2, r.Refused())
+	assert.Equal(t, 1, r.Failed)
+	assert.Equal(t, r.Offered, r.Served+r.Refused()+r.Failed)
+	assert.InDelta(t, 0.4, r.Availability, 1e-12)
+	assert.Equal(t, 8, r.Attempts)
+	assert.InDelta(t, 8.0/5, r.Amplification, 1e-12)
+	assert.Equal(t, 1, r.WorstSecond)
+	assert.InDelta(t, 2.5, r.WorstAmplification, 1e-12)
+	assert.InDelta(t, 2.5, r.FaultAmplification, 1e-12, "5 attempts during the fault for 2 calls offered in it")
+	assert.Equal(t, 30*time.Millisecond, r.P50)
+	assert.Equal(t, 90*time.Millisecond, r.P90)
+	assert.Equal(t, 90*time.Millisecond, r.P99)
+	assert.Equal(t, 1, r.BreakerOpens)
+	assert.Equal(t, 1, r.Probes)
+	assert.Equal(t, 1, r.PeakProbes)
+	assert.Equal(t, 1600*time.Millisecond, r.PeakProbesAt)
+	assert.Len(t, r.ProbeSeries, 17)
+	assert.Equal(t, []Second{
+		{Offered: 2, Attempts: 1, Served: 1, RefusedByBreaker: 1},
+		{Offered: 2, Attempts: 5, RefusedByBudget: 1, Failed: 1, Probes: 1},
+		{Offered: 1, Attempts: 2, Served: 1},
+	}, r.Seconds)
+	assert.True(t, r.Recovered)
+	assert.Zero(t, r.TimeToRecover, "second 2 starts when the fault ends and is fully served")
+	assert.True(t, r.Stable)
+}
+
+func TestRank(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	sorted := []time.Duration{ms(1), ms(2), ms(3), ms(4), ms(5), ms(6), ms(7), ms(8), ms(9), ms(10)}
+	assert.Equal(t, ms(5), rank(sorted, 0.5))
+	assert.Equal(t, ms(9), rank(sorted, 0.9))
+	assert.Equal(t, ms(10), rank(sorted, 0.99))
+	assert.Equal(t, ms(1), rank(sorted, 0))
+	assert.Zero(t, rank(nil, 0.5))
+}
+
+func TestRecovery(t *testing.T) {
+	const s = time.Second
+	good, bad, empty := Second{Offered: 20, Served: 19}, Second{Offered: 20, Served: 18}, Second{}
+	for _, tc := range []struct {
+		name      string
+		faults    []Interval
+		seconds   []Second
+		recovered bool
+		ttr       time.Duration
+		stable    bool
+		tts       time.Duration
+	}{
+		{"no faults", nil, []Second{good}, false, 0, false, 0},
+		{"a fault that never ends", []Interval{{From: s}}, []Second{good, good}, false, 0, false, 0},
+		{"good at once, on a boundary", []Interval{{0, 2 * s}}, []Second{bad, bad, good, good}, true, 0, true, 0},
+		{"a partial second is skipped", []Interval{{0, 1500 * time.Millisecond}}, []Second{bad, good, bad, good}, true, 1500 * time.Millisecond, true, 1500 * time.Millisecond},
+		{"the latest fault counts", []Interval{{0, 3 * s}, {0, s}}, []Second{bad, good, good, bad, good}, true, s, true, s},
+		{"95% exactly is recovered", []Interval{{0, s}}, []Second{bad, bad, good}, true, s, true, s},
+		{"a relapse delays stability", []Interval{{0, s}}, []Second{bad, good, bad, empty, good, good}, true, 0, true, 3 * s},
+		{"never stable", []Interval{{0, s}}, []Second{bad, good, good, bad}, true, 0, false, 0},
+		{"never recovered", []Interval{{0, s}}, []Second{bad, bad, empty}, false, 0, false, 0},
+	} {
+		recovered, ttr, stable, tts := recovery(tc.faults, tc.seconds)
+		assert.Equal(t, tc.recovered, recovered, tc.name)
+		assert.Equal(t, tc.ttr, ttr, tc.name)
+		assert.Equal(t, tc.stable, stable, tc.name)
+		assert.Equal(t, tc.tts, tts, tc.name)
+	}
+}
