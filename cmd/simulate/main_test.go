@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// simulate runs the command with args and returns its exit code and output.
+func simulate(args ...string) (code int, stdout, stderr string) {
+	var out, errs bytes.Buffer
+	code = run(args, &out, &errs)
+	return code, out.String(), errs.String()
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := simulate("-list")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "retry-storm ")
+	assert.Contains(t, out, "synchronized-probe ")
+	assert.Contains(t, out, "ramp-vs-cliff")
+	assert.Contains(t, out, "[pending: ")
+}
+
+func TestRunsAScenarioAndWritesItsCharts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "charts")
+	code, out, errs := simulate("-scenario", "retry-storm", "-out", dir, "-series")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "retry-storm/no-budget (seed 1)")
+	assert.Contains(t, out, "retry-storm/default-budget (seed 1)")
+	assert.Contains(t, out, "second\toffered\tattempts")
+	for _, name := range []string{"retry-storm-no-budget.svg", "retry-storm-default-budget.svg", "retry-storm-attempts-per-second.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		assert.True(t, bytes.HasPrefix(b, []byte("<svg ")), name)
+	}
+
+	// The same seed prints the same reports; another seed, others.
+	_, again, _ := simulate("-scenario", "retry-storm", "-out", dir, "-series")
+	assert.Equal(t, out, again)
+	_, other, _ := simulate("-scenario", "retry-storm", "-out", "", "-seed", "2")
+	assert.Contains(t, other, "(seed 2)")
+	assert.NotContains(t, other, "wrote ")
+}
+
+func TestRefusesWhatItCannotRun(t *testing.T) {
+	for _, args := range [][]string{
+		{"-scenario", "no-such"},
+		{"-scenario", "ramp-vs-cliff"},
+		{"-bogus"},
+		{"extra"},
+	} {
+		code, out, errs := simulate(args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Empty(t, out, "%v", args)
+		assert.NotEmpty(t, errs, "%v", args)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	assert.Equal(t, "synchronized-probe-probes-per-100-ms", slug("synchronized-probe: probes per 100 ms"))
+	assert.Equal(t, "retry-storm-no-budget", slug("retry-storm/no-budget"))
+	assert.Equal(t, "a-b", slug("  A -- b!"))
+}

@@ -1,0 +1,51 @@
+package simulation
+
+import (
+	"testing"
+	"time"
+
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// minuteAt200 is a simulated minute of 200 calls a second from one process
+// through the whole card (deadline, attempt timeout, retry, budget, breaker)
+// against a dependency with a 5 s outage.
+func minuteAt200() Config {
+	return Config{
+		Duration:   time.Minute,
+		Rate:       200,
+		Dependency: Outage{From: 20 * time.Second, To: 25 * time.Second},
+		Client: Client{
+			Breaker:        &breaker.Config{},
+			Budget:         &budget.Config{},
+			Retry:          &Retry{},
+			AttemptTimeout: 250 * time.Millisecond,
+			Deadline:       time.Second,
+		},
+	}
+}
+
+func BenchmarkMinuteAt200PerSecond(b *testing.B) {
+	b.ReportAllocs()
+	c := minuteAt200()
+	var r *Report
+	for b.Loop() {
+		var err error
+		if r, err = Run(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Offered), "ns/call")
+}
+
+func BenchmarkSynchronizedProbe(b *testing.B) {
+	b.ReportAllocs()
+	s, _ := Lookup("synchronized-probe")
+	c := s.Variants(DefaultSeed)[1]
+	for b.Loop() {
+		if _, err := Run(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
