@@ -153,23 +153,29 @@ func TestRunTimeoutsCutHangingAttempts(t *testing.T) {
 	})
 }
 
-func TestRunRefusesImpossibleConfigs(t *testing.T) {
-	_, err := Run(Config{Processes: -1, Rate: -2, Client: Client{AttemptTimeout: -1, Deadline: -1, Retry: &Retry{MaxAttempts: -1}, Budget: &budget.Config{RefillPerSecond: -1}, Breaker: &breaker.Config{HalfOpenProbes: -1}}})
-	require.Error(t, err)
-	for _, want := range []string{
-		"simulation: Config.Duration must be positive, got 0s",
-		"simulation: Config.Dependency is required, got nil",
-		"simulation: Config.Processes must not be negative, got -1",
-		"simulation: Config.Rate must be a finite number above 0, got -2",
-		"simulation: Client.AttemptTimeout must not be negative, got -1ns",
-		"simulation: Client.Deadline must not be negative, got -1ns",
-		"simulation: Client.Retry: retry: Config.MaxAttempts must be at least 1, got -1",
-		"simulation: Client.Budget: budget:",
-		"simulation: Client.Breaker: breaker:",
-	} {
-		assert.Contains(t, err.Error(), want)
+// slowCounter is a custom model: every attempt takes 250 ms and succeeds, and
+// it records what the simulation told it.
+type slowCounter struct{ seen *[]Attempt }
+
+func (m slowCounter) Start() (Dependency, error) { return m, nil }
+
+func (m slowCounter) Respond(a Attempt) Response {
+	*m.seen = append(*m.seen, a)
+	return Response{Latency: 250 * time.Millisecond}
+}
+
+func TestRunTellsTheModelAboutEachAttempt(t *testing.T) {
+	var seen []Attempt
+	r, err := Run(Config{Duration: 2 * time.Second, Rate: 10, Dependency: slowCounter{&seen},
+		Client: Client{AttemptTimeout: time.Second, Deadline: 600 * time.Millisecond}})
+	require.NoError(t, err)
+	require.Len(t, seen, 20)
+	assert.Equal(t, 20, r.Served)
+	for i, a := range seen {
+		assert.Equal(t, seen[0].At+time.Duration(i)*100*time.Millisecond, a.At, "evenly spaced")
+		assert.Equal(t, 600*time.Millisecond, a.Limit, "the deadline is nearer than the attempt timeout")
+		assert.Equal(t, min(i, 2), a.InFlight, "250 ms attempts every 100 ms: two in flight")
+		assert.NotNil(t, a.Rand)
 	}
-	_, err = Run(Config{Duration: time.Second, Rate: 1, Dependency: Outage{Base: Healthy{P50: time.Hour}}})
-	assert.EqualError(t, err, "simulation: Healthy.P99 (100ms) must not be below Healthy.P50 (1h0m0s)")
-	assert.NoError(t, busy(1).Validate())
+	assert.Equal(t, 250*time.Millisecond, r.P50)
 }
