@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -24,20 +25,22 @@ type Breaker struct {
 	epoch   time.Time       // the clock's reading at New
 	onEvent func(pipeline.Event)
 
-	// mu is the breaker's one lock. It guards every field from here to queue.
-	// The latency estimator and the recovery ramp will live behind it too.
+	// mu is the breaker's one lock. It guards every field from here to queue,
+	// the two baselines included. The recovery ramp will live behind it too.
 	mu        sync.Mutex
-	last      instant       // latest clock reading; later readings are clamped to it
-	state     State         // stored state: an Open breaker whose break elapsed still says Open
-	failures  int           // consecutive failures while Closed
-	window    *window       // trip window; nil unless a ratio trip is configured
-	trips     int           // consecutive trips since the breaker last closed; 0 after Reset
-	nominal   time.Duration // nominal (grown, capped) break of the latest trip
-	served    time.Duration // the break actually served, after jitter
-	until     instant       // when the latest break ends
-	slots     []slot        // half-open probe slots, len Config.HalfOpenProbes
-	lastSlot  uint64        // the most recent probe slot id handed out; starts at ordinary
-	successes int           // successful probes in the current half-open phase
+	last      instant         // latest clock reading; later readings are clamped to it
+	state     State           // stored state: an Open breaker whose break elapsed still says Open
+	failures  int             // consecutive failures while Closed
+	window    *window         // trip window; nil unless a ratio trip is configured
+	latencies *latency.Window // latency baseline: successes while Closed; nil if SlowCalls is disabled
+	baseline  *window         // failure baseline: evidence while Closed; nil if the relative trip is off
+	trips     int             // consecutive trips since the breaker last closed; 0 after Reset
+	nominal   time.Duration   // nominal (grown, capped) break of the latest trip
+	served    time.Duration   // the break actually served, after jitter
+	until     instant         // when the latest break ends
+	slots     []slot          // half-open probe slots, len Config.HalfOpenProbes
+	lastSlot  uint64          // the most recent probe slot id handed out; starts at ordinary
+	successes int             // successful probes in the current half-open phase
 	rng       *rand.Rand
 	queue     []pipeline.Event // events waiting for delivery, oldest first
 
@@ -87,6 +90,15 @@ func New(cfg Config) (*Breaker, error) {
 	}
 	if s.windowed() {
 		b.window = newWindow(0, s.tripWindow, s.buckets)
+	}
+	if s.slowCalls {
+		b.latencies, err = latency.NewWindow(s.slowWindow, BaselineSlices)
+		if err != nil { // settings checked the window; this is a bug
+			panic("breaker: " + err.Error())
+		}
+	}
+	if s.relative {
+		b.baseline = newWindow(0, s.failWindow, BaselineSlices)
 	}
 	b.slots = make([]slot, s.probes)
 	return b, nil
@@ -231,7 +243,6 @@ func (b *Breaker) finish(now instant, t Ticket, v outcome.Verdict, d time.Durati
 func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Duration) {
 	failure := v.Failure()
 	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
-	slow := (failure || success) && b.cfg.slowThreshold > 0 && d > b.cfg.slowThreshold
 	switch b.state {
 	case Open, Isolated:
 		return // a straggler admitted before the breaker opened
@@ -242,7 +253,7 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 		switch {
 		case failure:
 			b.trip(now, CauseProbeFailed)
-		case slow:
+		case success && b.isSlow(now, d):
 			b.trip(now, CauseProbeSlow)
 		case success:
 			b.successes++
@@ -256,24 +267,37 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 	if !failure && !success {
 		return
 	}
+	// The sample is judged against the normal latency as it stood before it, then
+	// joins the baselines and the trip window, and the trips are evaluated.
+	slow := b.isSlow(now, d)
 	if failure {
 		b.failures++
 	} else {
 		b.failures = 0
+		if b.latencies != nil {
+			b.latencies.Add(time.Duration(now), d)
+		}
 	}
-	var w bucket
-	if b.window != nil {
-		b.window.add(now, failure, slow)
-		w = b.window.total
+	if b.baseline != nil {
+		b.baseline.add(now, failure, false)
 	}
+	if b.window == nil {
+		if b.failures >= b.cfg.consecutive {
+			b.trip(now, CauseConsecutiveFailures)
+		}
+		return
+	}
+	b.window.add(now, failure, slow)
+	w := b.window.total
 	switch {
 	case b.failures >= b.cfg.consecutive:
 		b.trip(now, CauseConsecutiveFailures)
-	case w.calls >= b.cfg.minimumCalls && b.cfg.failureRatio > 0 &&
-		float64(w.failures)/float64(w.calls) >= b.cfg.failureRatio:
+	case w.calls < b.cfg.minimumCalls:
+	case b.cfg.failureRatio > 0 && ratio(w.failures, w.calls) >= b.cfg.failureRatio:
 		b.trip(now, CauseFailureRatio)
-	case w.calls >= b.cfg.minimumCalls && b.cfg.slowThreshold > 0 &&
-		float64(w.slow)/float64(w.calls) >= b.cfg.slowRatio:
+	case w.failures >= 2 && b.relativeTrips(w):
+		b.trip(now, CauseRelativeFailureRatio)
+	case b.cfg.slowJudged() && ratio(w.slow, w.calls) >= b.cfg.slowRatio:
 		b.trip(now, CauseSlowCalls)
 	}
 }

@@ -43,9 +43,14 @@ const (
 
 // Config configures a [Breaker]. The zero value of every field means its
 // documented default, so Config{} is a breaker that opens after 5 consecutive
-// failures, breaks for 15 s (doubling per consecutive trip up to 2 min, with equal
-// jitter) and closes after 2 successful probes. Impossible values are refused by
-// [Config.Validate] and [New] with an error naming the field and the value.
+// failures, when at least half of the trip window's calls take more than 3 times
+// the dependency's median latency of the last 5 minutes, or when the trip
+// window's failure ratio reaches 5 times its failure rate of the last 5 minutes
+// (and at least 5%); it breaks for 15 s (doubling per consecutive trip up to
+// 2 min, with equal jitter) and closes after 2 successful probes. Impossible
+// values, and measured normals that would lose their race against the trip
+// window, are refused by [Config.Validate] and [New] with an error naming every
+// field involved and its value.
 type Config struct {
 	// ConsecutiveFailures is how many failures in a row, with no success between
 	// them, open a closed breaker. Zero means DefaultConsecutiveFailures (5); it
@@ -54,8 +59,14 @@ type Config struct {
 
 	// FailureRatio opens the breaker when failures make up at least this fraction
 	// of the evidence samples in the trip window, once there are MinimumCalls of
-	// them. Zero means off (the default); otherwise it must lie in (0, 1].
+	// them. Zero means off (the default); otherwise it must lie in (0, 1]. It is
+	// also the ceiling of the relative trip point measured by Failures, which can
+	// only lower it.
 	FailureRatio float64
+	// Failures is the relative failure ratio: a trip point measured as a multiple
+	// of the dependency's own failure rate. Its zero value is on, with the
+	// defaults documented on [Failures].
+	Failures Failures
 	// MinimumCalls is how many evidence samples the trip window must hold before
 	// either ratio trip may open the breaker. Zero means DefaultMinimumCalls (20).
 	MinimumCalls int
@@ -68,13 +79,19 @@ type Config struct {
 	WindowBuckets int
 
 	// SlowCallThreshold makes a sample slow when its duration exceeds it. Zero
-	// means off (the default). A slow probe re-opens a half-open breaker.
+	// means off (the default). It is also the ceiling of the threshold measured by
+	// SlowCalls, which can only lower it. A slow probe re-opens a half-open
+	// breaker.
 	SlowCallThreshold time.Duration
 	// SlowCallRatio opens the breaker when slow samples make up at least this
-	// fraction of the trip window, once there are MinimumCalls samples. It only
-	// matters when SlowCallThreshold is set. Zero means DefaultSlowCallRatio
-	// (0.5); otherwise it must lie in (0, 1].
+	// fraction of the trip window, once there are MinimumCalls samples. It
+	// matters when SlowCallThreshold is set or SlowCalls is on (the default).
+	// Zero means DefaultSlowCallRatio (0.5); otherwise it must lie in (0, 1].
 	SlowCallRatio float64
+	// SlowCalls is the measured normal latency: a call is also slow when it takes
+	// longer than a multiple of it. Its zero value is on, with the defaults
+	// documented on [SlowCalls].
+	SlowCalls SlowCalls
 
 	// BreakDuration is the nominal break after the first trip; each consecutive
 	// trip doubles it. Zero means DefaultBreakDuration (15 s).
@@ -122,10 +139,28 @@ type settings struct {
 	jitter         Jitter
 	probes         int
 	probeSuccesses int
+
+	slowCalls   bool // the measured normal latency is kept
+	slowMult    float64
+	slowQ       float64
+	slowWindow  time.Duration
+	slowMinimum int
+
+	relative    bool // the relative failure ratio is on (not disabled, not stepped aside)
+	failMult    float64
+	failFloor   float64
+	failWindow  time.Duration // given, or derived from the trip window
+	failMinimum int
 }
 
 // windowed reports whether a ratio trip is configured, so the trip window exists.
-func (s *settings) windowed() bool { return s.failureRatio > 0 || s.slowThreshold > 0 }
+func (s *settings) windowed() bool {
+	return s.failureRatio > 0 || s.relative || s.slowThreshold > 0 || s.slowCalls
+}
+
+// slowJudged reports whether any slow-call threshold, constant or measured, is
+// configured, so that the slow-call ratio trip can fire.
+func (s *settings) slowJudged() bool { return s.slowThreshold > 0 || s.slowCalls }
 
 // Validate reports every impossible value in c, each naming its field and value,
 // joined into one error; it returns nil for a usable Config.
@@ -135,74 +170,106 @@ func (c Config) Validate() error {
 }
 
 func (c Config) settings() (settings, error) {
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("breaker: Config."+format, args...))
-	}
-	count := func(name string, v, def int) int {
-		if v < 0 {
-			bad("%s must be at least 1 (0 means the default %d), got %d", name, def, v)
-		}
-		if v == 0 {
-			return def
-		}
-		return v
-	}
-	duration := func(name string, v, def time.Duration) time.Duration {
-		if v < 0 {
-			bad("%s must not be negative (0 means the default %v), got %v", name, def, v)
-		}
-		if v == 0 {
-			return def
-		}
-		return v
-	}
-	ratio := func(name string, v float64, zero string) {
-		if math.IsNaN(v) || v < 0 || v > 1 {
-			bad("%s must lie between 0 and 1 (0 means %s), got %v", name, zero, v)
-		}
-	}
-
-	// Checked in field order, so the messages read in the order of the struct.
+	var p problems
+	// Checked in field order, so the messages read in the order of the struct;
+	// the races, which involve several fields, come last.
 	var s settings
-	s.consecutive = count("ConsecutiveFailures", c.ConsecutiveFailures, DefaultConsecutiveFailures)
+	s.consecutive = p.count("ConsecutiveFailures", c.ConsecutiveFailures, DefaultConsecutiveFailures)
 	s.failureRatio = c.FailureRatio
-	ratio("FailureRatio", c.FailureRatio, "off")
-	s.minimumCalls = count("MinimumCalls", c.MinimumCalls, DefaultMinimumCalls)
-	s.tripWindow = duration("TripWindow", c.TripWindow, DefaultTripWindow)
-	s.buckets = count("WindowBuckets", c.WindowBuckets, DefaultWindowBuckets)
+	p.ratio("FailureRatio", c.FailureRatio, "off")
+	c.Failures.settings(&s, &p)
+	s.minimumCalls = p.count("MinimumCalls", c.MinimumCalls, DefaultMinimumCalls)
+	s.tripWindow = p.duration("TripWindow", c.TripWindow, DefaultTripWindow)
+	s.buckets = p.count("WindowBuckets", c.WindowBuckets, DefaultWindowBuckets)
 	if s.buckets > MaxWindowBuckets {
-		bad("WindowBuckets must be at most %d, got %d", MaxWindowBuckets, s.buckets)
+		p.add("WindowBuckets must be at most %d, got %d", MaxWindowBuckets, s.buckets)
 	} else if s.buckets > 0 && s.tripWindow > 0 && s.tripWindow < time.Duration(s.buckets) {
-		bad("TripWindow must be at least WindowBuckets nanoseconds, got TripWindow %v with WindowBuckets %d",
+		p.add("TripWindow must be at least WindowBuckets nanoseconds, got TripWindow %v with WindowBuckets %d",
 			s.tripWindow, s.buckets)
 	}
 	s.slowThreshold = c.SlowCallThreshold
 	if c.SlowCallThreshold < 0 {
-		bad("SlowCallThreshold must not be negative (0 means off), got %v", c.SlowCallThreshold)
+		p.add("SlowCallThreshold must not be negative (0 means off), got %v", c.SlowCallThreshold)
 	}
 	s.slowRatio = c.SlowCallRatio
-	ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
+	p.ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
 	if s.slowRatio == 0 {
 		s.slowRatio = DefaultSlowCallRatio
 	}
-	s.breakDuration = duration("BreakDuration", c.BreakDuration, DefaultBreakDuration)
+	c.SlowCalls.settings(&s, &p)
+	s.breakDuration = p.duration("BreakDuration", c.BreakDuration, DefaultBreakDuration)
 	s.maxBreak = c.MaxBreakDuration
 	switch {
 	case s.maxBreak < 0:
-		bad("MaxBreakDuration must not be negative (0 means the default %v), got %v",
+		p.add("MaxBreakDuration must not be negative (0 means the default %v), got %v",
 			DefaultMaxBreakDuration, s.maxBreak)
 	case s.maxBreak == 0:
 		s.maxBreak = max(DefaultMaxBreakDuration, s.breakDuration)
 	case s.maxBreak < s.breakDuration:
-		bad("MaxBreakDuration must not be shorter than BreakDuration, got MaxBreakDuration %v with BreakDuration %v",
+		p.add("MaxBreakDuration must not be shorter than BreakDuration, got MaxBreakDuration %v with BreakDuration %v",
 			s.maxBreak, s.breakDuration)
 	}
 	s.jitter = c.BreakJitter
 	if s.jitter > JitterNone {
-		bad("BreakJitter must be JitterEqual, JitterFull or JitterNone, got %v", s.jitter)
+		p.add("BreakJitter must be JitterEqual, JitterFull or JitterNone, got %v", s.jitter)
 	}
-	s.probes = count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes)
-	s.probeSuccesses = count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
-	return s, errors.Join(errs...)
+	s.probes = p.count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes)
+	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
+	if len(p) == 0 { // the races only mean something between valid fields
+		s.latencyRace(&p)
+		s.failureRace(c.Failures, &p)
+	}
+	return s, errors.Join(p...)
+}
+
+// problems collects the impossible settings of a Config, one error each.
+type problems []error
+
+// add records one problem; format starts with the field's name after "Config.".
+func (p *problems) add(format string, args ...any) {
+	*p = append(*p, fmt.Errorf("breaker: Config."+format, args...))
+}
+
+// count checks a count whose zero value means def, and returns it with the
+// default filled in.
+func (p *problems) count(name string, v, def int) int {
+	if v < 0 {
+		p.add("%s must be at least 1 (0 means the default %d), got %d", name, def, v)
+	}
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// duration checks a duration whose zero value means def, and returns it with the
+// default filled in.
+func (p *problems) duration(name string, v, def time.Duration) time.Duration {
+	if v < 0 {
+		p.add("%s must not be negative (0 means the default %v), got %v", name, def, v)
+	}
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// ratio checks a ratio in [0, 1], whose zero value means what zero says.
+func (p *problems) ratio(name string, v float64, zero string) {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		p.add("%s must lie between 0 and 1 (0 means %s), got %v", name, zero, v)
+	}
+}
+
+// multiple checks a multiple of a measured normal whose zero value means def, and
+// returns it with the default filled in. A multiple of 1 or less would call the
+// normal itself abnormal, and an infinite one would never call anything abnormal.
+func (p *problems) multiple(name string, v, def float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (v > 0 && v <= 1) {
+		p.add("%s must be a finite number above 1 (0 means the default %v), got %v", name, def, v)
+	}
+	if v == 0 {
+		return def
+	}
+	return v
 }

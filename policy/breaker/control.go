@@ -48,6 +48,26 @@ type Snapshot struct {
 	Probes int
 	// ProbeSuccesses counts the successful probes of the current half-open phase.
 	ProbeSuccesses int
+
+	// NormalLatency and NormalLatencyOK are what [Breaker.NormalLatency]
+	// returns; NormalLatency is 0 when NormalLatencyOK is false.
+	NormalLatency   time.Duration
+	NormalLatencyOK bool
+	// NormalFailureRate and NormalFailureRateOK are what
+	// [Breaker.NormalFailureRate] returns; NormalFailureRate is 0 when
+	// NormalFailureRateOK is false.
+	NormalFailureRate   float64
+	NormalFailureRateOK bool
+	// SlowCallThreshold is the effective slow-call threshold: an attempt that
+	// takes longer is slow. It is the smaller of Config.SlowCallThreshold and
+	// SlowCalls.Multiple × NormalLatency (at least 1 ns) of those that are set
+	// and armed, and 0 when neither is: then no attempt is slow.
+	SlowCallThreshold time.Duration
+	// FailureTripPoint is the effective trip point of the failure-ratio trips:
+	// the relative point of Config.Failures when its baseline is armed (never
+	// above Config.FailureRatio), else Config.FailureRatio, else 0 (no ratio trip
+	// on failures is armed).
+	FailureTripPoint float64
 }
 
 // Snapshot reads the breaker's state without changing it.
@@ -67,6 +87,13 @@ func (b *Breaker) Snapshot() Snapshot {
 	if b.nominal > 0 {
 		s.BreakEnds = b.at(b.until)
 	}
+	s.NormalLatency, s.NormalLatencyOK = b.normalLatency(now)
+	if !s.NormalLatencyOK {
+		s.NormalLatency = 0
+	}
+	s.NormalFailureRate, s.NormalFailureRateOK = b.normalFailureRate(now)
+	s.SlowCallThreshold, _ = b.slowLimit(now)
+	s.FailureTripPoint = b.failurePoint(now)
 	if b.state == HalfOpen {
 		for _, sl := range b.slots {
 			if sl.id != 0 && now.Before(sl.expires) {
@@ -79,7 +106,8 @@ func (b *Breaker) Snapshot() Snapshot {
 
 // Isolate opens the breaker until [Breaker.Reset], whatever its state: every
 // attempt is refused with a zero retry-after hint, outcomes of attempts already in
-// flight are ignored, and no break ever ends it.
+// flight are ignored, and no break ever ends it. Like a trip, it clears the trip
+// window and keeps the measured normals.
 func (b *Breaker) Isolate() {
 	now := b.now()
 	b.mu.Lock()
@@ -99,7 +127,8 @@ func (b *Breaker) Isolate() {
 
 // Reset closes the breaker, whatever its state, clears its trip window and
 // failure run, and zeroes the break growth, so the next trip breaks for
-// Config.BreakDuration. A probe still in flight when Reset is called lands in a
+// Config.BreakDuration. It leaves the measured normals (latency and failure
+// rate) alone: they describe the dependency, not a decision about it. A probe still in flight when Reset is called lands in a
 // Closed breaker and counts as an ordinary closed-state sample.
 func (b *Breaker) Reset() {
 	now := b.now()

@@ -15,12 +15,13 @@ const (
 	CauseConsecutiveFailures Cause = iota + 1
 	// CauseFailureRatio: the trip window reached Config.FailureRatio.
 	CauseFailureRatio
-	// CauseSlowCalls: the trip window reached Config.SlowCallRatio.
+	// CauseSlowCalls: the slow samples of the trip window reached
+	// Config.SlowCallRatio.
 	CauseSlowCalls
 	// CauseProbeFailed: a probe failed (or panicked).
 	CauseProbeFailed
-	// CauseProbeSlow: a probe succeeded but took longer than
-	// Config.SlowCallThreshold.
+	// CauseProbeSlow: a probe succeeded but took longer than the effective
+	// slow-call threshold (Config.SlowCallThreshold or the measured one).
 	CauseProbeSlow
 	// CauseBreakElapsed: an attempt arrived after the break and became a probe.
 	CauseBreakElapsed
@@ -30,6 +31,9 @@ const (
 	CauseIsolate
 	// CauseReset: Breaker.Reset was called.
 	CauseReset
+	// CauseRelativeFailureRatio: the trip window, with at least two failures,
+	// reached the relative trip point measured by Config.Failures.
+	CauseRelativeFailureRatio
 )
 
 // String returns the cause in words.
@@ -53,6 +57,8 @@ func (c Cause) String() string {
 		return "isolated"
 	case CauseReset:
 		return "reset"
+	case CauseRelativeFailureRatio:
+		return "relative failure ratio"
 	}
 	return fmt.Sprintf("breaker.Cause(%d)", uint8(c))
 }

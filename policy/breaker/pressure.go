@@ -1,11 +1,14 @@
 package breaker
 
 // Pressure reports how close the breaker is to opening on failures, as of now on
-// its clock: 0 with no failure evidence, 1 at a trip point. It is the larger of
+// its clock: 0 with no failure evidence, 1 at a trip point. It is the largest of
 // the current run of consecutive failures over Config.ConsecutiveFailures and,
-// when a FailureRatio is set and the trip window holds at least MinimumCalls
-// samples, the window's failure ratio over FailureRatio. A breaker that is not
-// Closed reads 1: it has tripped, or has not yet shown it recovered.
+// when the trip window holds at least MinimumCalls samples, the window's failure
+// ratio over Config.FailureRatio (if set) and over the relative trip point of
+// Config.Failures (if its baseline is armed). The relative point is never above
+// FailureRatio, so with both it is the one that counts; the relative trip's
+// two-failure rule does not apply here. A breaker that is not Closed reads 1: it
+// has tripped, or has not yet shown it recovered.
 //
 // The hedge stage sends a hedged attempt only while Pressure is below one half,
 // so that hedging never adds load to a dependency that is near its trip point.
@@ -19,9 +22,11 @@ func (b *Breaker) Pressure() float64 {
 		return 1
 	}
 	p := float64(b.failures) / float64(b.cfg.consecutive)
-	if b.window != nil && b.cfg.failureRatio > 0 {
-		if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
-			p = max(p, float64(w.failures)/float64(w.calls)/b.cfg.failureRatio)
+	if b.window != nil {
+		if point := b.failurePoint(now); point > 0 {
+			if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
+				p = max(p, ratio(w.failures, w.calls)/point)
+			}
 		}
 	}
 	return min(p, 1)

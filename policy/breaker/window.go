@@ -2,16 +2,18 @@ package breaker
 
 import "time"
 
-// window counts evidence samples over the trip window in a ring of buckets. Bucket
-// k covers [origin + k*width, origin + (k+1)*width); the window at time t is the
-// bucket holding t and the len(buckets)-1 before it. It is rotated on write only:
-// the ratio trips are only evaluated when a sample is recorded, and a reader
-// between writes ([Breaker.Pressure]) sums what is still inside with at. It is not safe for concurrent use; the breaker's lock guards
-// it.
+// window counts evidence samples in a ring of buckets: the trip window, and the
+// failure baseline of the relative trip. Bucket k covers
+// [origin + k*width, origin + (k+1)*width); the window at time t is the bucket
+// holding t and the len(buckets)-1 before it. It is rotated on write only: the
+// trips are only evaluated when a sample is recorded, and a reader between writes
+// ([Breaker.Pressure], [Breaker.Snapshot]) sums what is still inside with at. It
+// is not safe for concurrent use; the breaker's lock guards it.
 type window struct {
 	origin  instant
 	width   time.Duration
-	head    int64 // absolute index of the newest bucket
+	head    int64   // absolute index of the newest bucket
+	end     instant // where the bucket after head begins: a sample before it needs no rotation
 	buckets []bucket
 	total   bucket // the sum of buckets
 }
@@ -22,7 +24,8 @@ type bucket struct {
 }
 
 func newWindow(origin instant, span time.Duration, n int) *window {
-	return &window{origin: origin, width: span / time.Duration(n), buckets: make([]bucket, n)}
+	width := span / time.Duration(n)
+	return &window{origin: origin, width: width, end: origin.Add(width), buckets: make([]bucket, n)}
 }
 
 // index returns the absolute bucket index of t. Times before the origin fall in
@@ -35,8 +38,12 @@ func (w *window) index(t instant) int64 {
 	return int64(d / w.width)
 }
 
-// rotate drops the buckets that have slid out of the window by now.
+// rotate drops the buckets that have slid out of the window by now. Within the
+// newest bucket it costs one comparison.
 func (w *window) rotate(now instant) {
+	if now.Before(w.end) {
+		return
+	}
 	k := w.index(now)
 	if k <= w.head {
 		return
@@ -55,6 +62,7 @@ func (w *window) rotate(now instant) {
 		}
 	}
 	w.head = k
+	w.end = w.origin.Add(time.Duration(k+1) * w.width)
 }
 
 // at returns the window's counts as of now without rotating it, for readers.

@@ -1,6 +1,7 @@
 package breakertest
 
 import (
+	"math"
 	"time"
 
 	"pgregory.net/rapid"
@@ -11,8 +12,10 @@ import (
 
 // Configs generates valid breaker configurations small enough that random
 // operations reach every state: a few failures trip them, breaks last
-// milliseconds to seconds, and ratio and slow-call trips are sometimes on. Clock,
-// Rand and OnEvent are left nil.
+// milliseconds to seconds, ratio and slow-call trips are sometimes on, and the
+// measured normals are on or off with baselines of a few samples over windows
+// short enough to decay, always winning their races against the trip window.
+// Clock, Rand and OnEvent are left nil.
 func Configs() *rapid.Generator[breaker.Config] {
 	return rapid.Custom(func(t *rapid.T) breaker.Config {
 		c := breaker.Config{
@@ -32,6 +35,8 @@ func Configs() *rapid.Generator[breaker.Config] {
 			c.SlowCallThreshold = rapid.SampledFrom([]time.Duration{time.Millisecond, 100 * time.Millisecond, time.Second}).Draw(t, "SlowCallThreshold")
 			c.SlowCallRatio = rapid.Float64Range(0, 1).Draw(t, "SlowCallRatio")
 		}
+		c.SlowCalls = slowCalls(t, c)
+		c.Failures = failures(t, c)
 		if rapid.Bool().Draw(t, "max break set") {
 			base := c.BreakDuration
 			if base == 0 {
@@ -41,6 +46,58 @@ func Configs() *rapid.Generator[breaker.Config] {
 		}
 		return c
 	})
+}
+
+// slowCalls draws a SlowCalls for c that wins the latency race.
+func slowCalls(t *rapid.T, c breaker.Config) breaker.SlowCalls {
+	if rapid.IntRange(0, 3).Draw(t, "SlowCalls default") == 0 {
+		return breaker.SlowCalls{}
+	}
+	sc := breaker.SlowCalls{
+		Disabled:       rapid.IntRange(0, 3).Draw(t, "SlowCalls.Disabled") == 0,
+		Multiple:       rapid.SampledFrom([]float64{0, 1.5, 3, 10}).Draw(t, "SlowCalls.Multiple"),
+		Quantile:       rapid.SampledFrom([]float64{0, 0.1, 0.25, 0.5}).Draw(t, "SlowCalls.Quantile"),
+		MinimumSamples: rapid.IntRange(0, 5).Draw(t, "SlowCalls.MinimumSamples"),
+	}
+	q, ratio, trip := sc.Quantile, c.SlowCallRatio, c.TripWindow
+	if q == 0 {
+		q = breaker.DefaultSlowCallsQuantile
+	}
+	if ratio == 0 {
+		ratio = breaker.DefaultSlowCallRatio
+	}
+	if trip == 0 {
+		trip = breaker.DefaultTripWindow
+	}
+	// The shortest window that wins the race, a few times over.
+	least := max(time.Duration(math.Ceil(2*ratio*float64(trip)/q)), time.Second)
+	sc.Window = least * time.Duration(rapid.IntRange(1, 4).Draw(t, "SlowCalls.Window factor"))
+	return sc
+}
+
+// failures draws a Failures for c that wins the failure race.
+func failures(t *rapid.T, c breaker.Config) breaker.Failures {
+	if rapid.IntRange(0, 3).Draw(t, "Failures default") == 0 {
+		return breaker.Failures{}
+	}
+	f := breaker.Failures{
+		Disabled:       rapid.IntRange(0, 3).Draw(t, "Failures.Disabled") == 0,
+		Multiple:       rapid.SampledFrom([]float64{0, 1.5, 2, 5}).Draw(t, "Failures.Multiple"),
+		Floor:          rapid.SampledFrom([]float64{0, 0.01, 0.1, 0.5}).Draw(t, "Failures.Floor"),
+		MinimumSamples: rapid.SampledFrom([]int{0, 1, 2, 5, 10}).Draw(t, "Failures.MinimumSamples"),
+	}
+	if rapid.Bool().Draw(t, "Failures.Window set") {
+		mult, trip := f.Multiple, c.TripWindow
+		if mult == 0 {
+			mult = breaker.DefaultFailuresMultiple
+		}
+		if trip == 0 {
+			trip = breaker.DefaultTripWindow
+		}
+		least := time.Duration(math.Ceil(2 * mult * float64(trip)))
+		f.Window = least * time.Duration(rapid.IntRange(1, 3).Draw(t, "Failures.Window factor"))
+	}
+	return f
 }
 
 // Verdicts generates every kind of verdict, including self-imposed and canceled

@@ -24,9 +24,21 @@ import (
 //   - the breaker admits while Open before its break ends, or while Isolated;
 //   - more probes hold slots than Config.HalfOpenProbes;
 //   - it closes from HalfOpen without Config.ProbeSuccesses successful probes;
-//   - reading the state (State, Snapshot) changes anything;
+//   - reading the state (State, Snapshot, NormalLatency, NormalFailureRate)
+//     changes anything;
 //   - a break is outside its jitter bounds or the growth cap;
-//   - transition events do not form one ordered chain.
+//   - transition events do not form one ordered chain, or differ from the
+//     model's in states, cause or break;
+//   - a measured normal is cleared: by Isolate or Reset (which must leave both
+//     exactly as they were), by an outcome recorded while not Closed (which must
+//     not touch them), or by any outcome at all (a normal that was armed stays
+//     armed at the same instant);
+//   - the relative trip fires with fewer than two failures or MinimumCalls
+//     samples in the trip window, or fewer than Failures.MinimumSamples in its
+//     baseline;
+//   - a measurement loosens a constant: the effective slow-call threshold is
+//     above Config.SlowCallThreshold, or the effective trip point above
+//     Config.FailureRatio.
 //
 // Use it as rapid.Check(t, breakertest.StateMachine(cfg)).
 func StateMachine(cfg breaker.Config) func(*rapid.T) {
@@ -61,7 +73,8 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 					clock.Advance(d)
 				}
 			},
-			"call": h.call,
+			"call":    h.call,
+			"traffic": h.traffic,
 			"failing calls": func(t *rapid.T) {
 				for range rapid.IntRange(1, 6).Draw(t, "failures") {
 					n := len(h.inflight)
@@ -70,12 +83,16 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 				}
 			},
 			"manual": func(t *rapid.T) {
+				before := b.Snapshot()
 				if rapid.IntRange(0, 3).Draw(t, "isolate") == 0 {
 					b.Isolate()
 					m.Isolate()
 				} else {
 					b.Reset()
 					m.Reset()
+				}
+				if got, want := normals(b.Snapshot()), normals(before); got != want {
+					t.Fatalf("Isolate or Reset changed the measured normals: %+v, then %+v", want, got)
 				}
 			},
 			"read": h.read,
@@ -138,10 +155,10 @@ func (h *harness) take(t *rapid.T) flight {
 func (h *harness) record(t *rapid.T) {
 	f := h.take(t)
 	v, d := Verdicts().Draw(t, "verdict"), Durations().Draw(t, "duration")
-	before := h.b.Snapshot()
+	pre := h.observe()
 	h.b.Record(f.real, v, d)
 	h.m.Record(h.clock.Now(), f.model, v, d)
-	h.closedByProbes(t, before)
+	h.recorded(t, pre, v)
 }
 
 // failure is the verdict of a failing call.
@@ -171,20 +188,106 @@ func (h *harness) finish(t *rapid.T, i int, v outcome.Verdict) {
 	f := h.inflight[i]
 	h.inflight = slices.Delete(h.inflight, i, i+1)
 	h.clock.Advance(Durations().Draw(t, "duration"))
-	before := h.b.Snapshot()
+	h.done1(t, f, v)
+}
+
+// done1 ends the attempt f with v through Done, at the clock's time.
+func (h *harness) done1(t *rapid.T, f flight, v outcome.Verdict) {
+	pre := h.observe()
 	h.b.Done(f.real, v)
 	now := h.clock.Now()
 	h.m.Record(now, f.model, v, now.Sub(f.model.Start))
-	h.closedByProbes(t, before)
+	h.recorded(t, pre, v)
 }
 
-// closedByProbes fails if the breaker just closed from HalfOpen without the
-// required probe successes.
-func (h *harness) closedByProbes(t *rapid.T, before breaker.Snapshot) {
-	if after := h.b.Snapshot(); before.State == breaker.HalfOpen && after.State == breaker.Closed &&
-		before.ProbeSuccesses+1 != h.m.ProbeSuccesses {
-		t.Fatalf("closed after %d probe successes, want %d", before.ProbeSuccesses+1, h.m.ProbeSuccesses)
+// traffic is a burst of whole calls, a few milliseconds apart, whose durations
+// share one scale and whose verdicts are either drawn one by one or follow a
+// pattern of one failure every few successes: enough evidence to arm the
+// baselines, and, from one burst to the next, the shifts of latency and failure
+// rate that the measured normals exist to notice.
+func (h *harness) traffic(t *rapid.T) {
+	scale := Durations().Draw(t, "scale")
+	gap := rapid.SampledFrom([]time.Duration{0, time.Millisecond, 100 * time.Millisecond}).Draw(t, "gap")
+	every := rapid.SampledFrom([]int{-1, 0, 2, 3, 5, 20}).Draw(t, "one failure every") // -1: drawn; 0: none
+	for i := range rapid.IntRange(1, 60).Draw(t, "calls") {
+		h.clock.Advance(gap)
+		n := len(h.inflight)
+		h.admit(t)
+		if len(h.inflight) == n {
+			continue
+		}
+		f := h.inflight[n]
+		h.inflight = h.inflight[:n]
+		h.clock.Advance(scale + scale*time.Duration(rapid.IntRange(0, 3).Draw(t, "spread"))/4)
+		v := outcome.Verdict{}
+		switch {
+		case every < 0:
+			v = Verdicts().Draw(t, "verdict")
+		case every > 0 && i%every == every-1:
+			v = failure
+		}
+		h.done1(t, f, v)
 	}
+}
+
+// prior is what the harness reads before an outcome is recorded.
+type prior struct {
+	snap                           breaker.Snapshot
+	calls, failures, baselineCalls int
+}
+
+func (h *harness) observe() prior {
+	now := h.clock.Now()
+	calls, failures, _ := h.m.TripWindowCounts(now)
+	baselineCalls, _ := h.m.BaselineCounts(now)
+	return prior{snap: h.b.Snapshot(), calls: calls, failures: failures, baselineCalls: baselineCalls}
+}
+
+// recorded checks what may change when one outcome v is recorded: the breaker
+// closes from HalfOpen only after the required probe successes, the measured
+// normals are never cleared, and the relative trip fires only on enough evidence.
+func (h *harness) recorded(t *rapid.T, pre prior, v outcome.Verdict) {
+	after := h.b.Snapshot()
+	if pre.snap.State == breaker.HalfOpen && after.State == breaker.Closed &&
+		pre.snap.ProbeSuccesses+1 != h.m.ProbeSuccesses {
+		t.Fatalf("closed after %d probe successes, want %d", pre.snap.ProbeSuccesses+1, h.m.ProbeSuccesses)
+	}
+	was, is := normals(pre.snap), normals(after)
+	if pre.snap.State != breaker.Closed && was != is {
+		t.Fatalf("an outcome recorded while %v changed the measured normals: %+v, then %+v", pre.snap.State, was, is)
+	}
+	if (was.LatencyOK && !is.LatencyOK) || (was.FailureRateOK && !is.FailureRateOK) {
+		t.Fatalf("recording an outcome cleared a measured normal: %+v, then %+v", was, is)
+	}
+	ev := *h.events
+	if len(ev) == 0 || ev[len(ev)-1].Cause != breaker.CauseRelativeFailureRatio ||
+		pre.snap.State != breaker.Closed || after.State != breaker.Open {
+		return
+	}
+	failures := pre.failures
+	if v.Failure() {
+		failures++
+	}
+	switch {
+	case failures < 2:
+		t.Fatalf("relative trip with %d failure(s) in the trip window", failures)
+	case pre.calls+1 < h.m.MinimumCalls:
+		t.Fatalf("relative trip with %d samples in the trip window, want %d", pre.calls+1, h.m.MinimumCalls)
+	case pre.baselineCalls+1 < h.m.FailuresMinimumSamples:
+		t.Fatalf("relative trip on a baseline of %d samples, want %d", pre.baselineCalls+1, h.m.FailuresMinimumSamples)
+	}
+}
+
+// measured is the part of a Snapshot that the measured normals make.
+type measured struct {
+	Latency       time.Duration
+	LatencyOK     bool
+	FailureRate   float64
+	FailureRateOK bool
+}
+
+func normals(s breaker.Snapshot) measured {
+	return measured{s.NormalLatency, s.NormalLatencyOK, s.NormalFailureRate, s.NormalFailureRateOK}
 }
 
 func (h *harness) read(t *rapid.T) {
@@ -193,6 +296,13 @@ func (h *harness) read(t *rapid.T) {
 		if st := h.b.State(); st != s.State {
 			t.Fatalf("State() = %v, Snapshot().State = %v", st, s.State)
 		}
+		if d, ok := h.b.NormalLatency(); d != s.NormalLatency || ok != s.NormalLatencyOK {
+			t.Fatalf("NormalLatency() = %v, %v; Snapshot says %v, %v", d, ok, s.NormalLatency, s.NormalLatencyOK)
+		}
+		if r, ok := h.b.NormalFailureRate(); r != s.NormalFailureRate || ok != s.NormalFailureRateOK {
+			t.Fatalf("NormalFailureRate() = %v, %v; Snapshot says %v, %v", r, ok, s.NormalFailureRate, s.NormalFailureRateOK)
+		}
+		_ = h.b.Pressure()
 		if again := h.b.Snapshot(); again != s {
 			t.Fatalf("reading changed the breaker: %+v then %+v", s, again)
 		}
@@ -208,6 +318,12 @@ func (h *harness) check(t *rapid.T) {
 	if h.m.Err != nil {
 		t.Fatal(h.m.Err)
 	}
+	if c := h.m.SlowCallThreshold; c > 0 && (got.SlowCallThreshold <= 0 || got.SlowCallThreshold > c) {
+		t.Fatalf("effective slow-call threshold %v with a constant of %v", got.SlowCallThreshold, c)
+	}
+	if c := h.m.FailureRatio; c > 0 && (got.FailureTripPoint <= 0 || got.FailureTripPoint > c) {
+		t.Fatalf("effective failure trip point %v with a FailureRatio of %v", got.FailureTripPoint, c)
+	}
 	if got.Probes > h.m.Probes {
 		t.Fatalf("%d probes in flight, at most %d allowed", got.Probes, h.m.Probes)
 	}
@@ -220,6 +336,15 @@ func (h *harness) check(t *rapid.T) {
 		}
 	}
 	ev := *h.events
+	if len(ev) != len(h.m.Transitions) {
+		t.Fatalf("%d transitions, the model made %d:\nbreaker %v\nmodel   %v", len(ev), len(h.m.Transitions), ev, h.m.Transitions)
+	}
+	for i, want := range h.m.Transitions {
+		if e := ev[i]; e.From != want.From || e.To != want.To || e.Cause != want.Cause || e.Break != want.Break {
+			t.Fatalf("transition %d: breaker %v->%v (%v, break %v), model %v->%v (%v, break %v)",
+				i, e.From, e.To, e.Cause, e.Break, want.From, want.To, want.Cause, want.Break)
+		}
+	}
 	for i := range ev {
 		from := breaker.Closed
 		if i > 0 {

@@ -26,3 +26,22 @@ func TestGeneratedConfigsAreValid(t *testing.T) {
 		}
 	})
 }
+
+// TestStateMachineMeasuredNormals leans on the measured normals: no absolute
+// ratio and a long failure run, so that the relative trip and the measured
+// slow-call threshold decide most trips.
+func TestStateMachineMeasuredNormals(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := breakertest.Configs().Draw(t, "config")
+		c.ConsecutiveFailures = 50
+		c.FailureRatio = 0
+		c.SlowCallThreshold = 0
+		c.SlowCalls.Disabled = false
+		c.Failures = breaker.Failures{
+			Multiple:       rapid.SampledFrom([]float64{1.5, 2, 5}).Draw(t, "Failures.Multiple"),
+			Floor:          rapid.SampledFrom([]float64{0.01, 0.1, 0.3}).Draw(t, "Failures.Floor"),
+			MinimumSamples: rapid.IntRange(1, 30).Draw(t, "Failures.MinimumSamples"),
+		}
+		breakertest.StateMachine(c)(t)
+	})
+}

@@ -4,20 +4,34 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
 // Model is a reference model of [breaker.Breaker]: the same state machine written
 // as plainly as possible, with every sample kept in a list instead of a ring of
-// buckets. It takes the time of every operation as an argument and is not safe
-// for concurrent use.
+// buckets. Its normal latency is read from a [latency.Window], the histogram the
+// breaker specifies; everything else is its own. It takes the time of every
+// operation as an argument and is not safe for concurrent use.
 type Model struct {
 	// The configuration, with defaults filled in.
 	Consecutive, MinimumCalls, Buckets, Probes, ProbeSuccesses int
 	FailureRatio, SlowCallRatio                                float64
 	TripWindow, SlowCallThreshold, BreakDuration, MaxBreak     time.Duration
 	Jitter                                                     breaker.Jitter
+	// The measured normal latency (Config.SlowCalls), with defaults filled in;
+	// SlowCallsOn is false when it is disabled.
+	SlowCallsOn                          bool
+	SlowCallsMultiple, SlowCallsQuantile float64
+	SlowCallsWindow                      time.Duration
+	SlowCallsMinimumSamples              int
+	// The relative failure ratio (Config.Failures), with defaults filled in and
+	// the window derived; FailuresOn is false when it is disabled or steps aside.
+	FailuresOn                      bool
+	FailuresMultiple, FailuresFloor float64
+	FailuresWindow                  time.Duration
+	FailuresMinimumSamples          int
 	// Origin is the breaker's creation time, where its window buckets start.
 	Origin time.Time
 	// Served, if set, chooses the break actually served for a nominal break; the
@@ -25,10 +39,13 @@ type Model struct {
 	Served func(nominal time.Duration) time.Duration
 	// Err is the first jitter-bound violation the model saw, if any.
 	Err error
+	// Transitions lists every change of stored state the model made, in order,
+	// with From, To, Cause and Break set (At is left zero).
+	Transitions []breaker.Transition
 
 	state     breaker.State
 	failures  int
-	samples   []sample
+	samples   []sample // the trip window's, since it was last cleared
 	trips     int
 	nominal   time.Duration
 	served    time.Duration
@@ -36,11 +53,20 @@ type Model struct {
 	slots     map[int]time.Time // probe id -> expiry
 	lastID    int
 	successes int
+
+	latencies *latency.Window // the latency baseline; nil when SlowCallsOn is false
+	outcomes  []outcomeAt     // the failure baseline's samples, oldest first; never cleared
 }
 
 type sample struct {
 	bucket        int64
 	failure, slow bool
+}
+
+// outcomeAt is one evidence sample of the failure baseline.
+type outcomeAt struct {
+	at      time.Time
+	failure bool
 }
 
 // ModelTicket is the model's admission of one attempt.
@@ -90,6 +116,7 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 	if m.MaxBreak == 0 {
 		m.MaxBreak = max(breaker.DefaultMaxBreakDuration, m.BreakDuration)
 	}
+	m.newNormals(cfg)
 	return m
 }
 
@@ -114,6 +141,10 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 			}
 		}
 	}
+	s.NormalLatency, s.NormalLatencyOK = m.NormalLatency(now)
+	s.NormalFailureRate, s.NormalFailureRateOK = m.NormalFailureRate(now)
+	s.SlowCallThreshold, _ = m.SlowCallLimit(now)
+	s.FailureTripPoint = m.FailureTripPoint(now)
 	return s
 }
 
@@ -127,7 +158,7 @@ func (m *Model) Admit(now time.Time) (ModelTicket, time.Duration) {
 		if now.Before(m.until) {
 			return ModelTicket{}, m.until.Sub(now)
 		}
-		m.state = breaker.HalfOpen
+		m.transition(breaker.HalfOpen, breaker.CauseBreakElapsed)
 		m.successes = 0
 	}
 	if m.state != breaker.HalfOpen {
@@ -153,7 +184,6 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	}
 	failure := v.Kind == outcome.Transient && !v.SelfImposed
 	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
-	slow := (failure || success) && m.SlowCallThreshold > 0 && d > m.SlowCallThreshold
 	switch m.state {
 	case breaker.Open, breaker.Isolated:
 		return
@@ -167,12 +197,14 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 			return
 		}
 		switch {
-		case failure, slow:
-			m.trip(now)
+		case failure:
+			m.trip(now, breaker.CauseProbeFailed)
+		case success && m.IsSlow(now, d):
+			m.trip(now, breaker.CauseProbeSlow)
 		case success:
 			m.successes++
 			if m.successes >= m.ProbeSuccesses {
-				m.state = breaker.Closed
+				m.transition(breaker.Closed, breaker.CauseProbesSucceeded)
 				m.trips = 0
 				m.clear()
 			}
@@ -182,13 +214,40 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	if !failure && !success {
 		return
 	}
+	// Judged against the normal latency before this sample; then the sample joins
+	// the baselines and the trip window.
+	slow := m.IsSlow(now, d)
 	if failure {
 		m.failures++
 	} else {
 		m.failures = 0
+		if m.SlowCallsOn {
+			m.latencies.Add(now.Sub(m.Origin), d)
+		}
+	}
+	if m.FailuresOn {
+		m.outcomes = append(m.outcomes, outcomeAt{at: now, failure: failure})
 	}
 	m.samples = append(m.samples, sample{bucket: m.bucket(now), failure: failure, slow: slow})
-	var calls, failures, slows int
+	calls, failures, slows := m.TripWindowCounts(now)
+	ratio := func(n int) float64 { return float64(n) / float64(calls) }
+	point, relative := m.relativePoint(now)
+	switch {
+	case m.failures >= m.Consecutive:
+		m.trip(now, breaker.CauseConsecutiveFailures)
+	case calls < m.MinimumCalls:
+	case m.FailureRatio > 0 && ratio(failures) >= m.FailureRatio:
+		m.trip(now, breaker.CauseFailureRatio)
+	case relative && failures >= 2 && ratio(failures) >= point:
+		m.trip(now, breaker.CauseRelativeFailureRatio)
+	case (m.SlowCallThreshold > 0 || m.SlowCallsOn) && ratio(slows) >= m.SlowCallRatio:
+		m.trip(now, breaker.CauseSlowCalls)
+	}
+}
+
+// TripWindowCounts returns the evidence samples, failures and slow samples in the
+// trip window at now.
+func (m *Model) TripWindowCounts(now time.Time) (calls, failures, slow int) {
 	for _, s := range m.samples {
 		if m.bucket(now)-s.bucket < int64(m.Buckets) {
 			calls++
@@ -196,20 +255,11 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 				failures++
 			}
 			if s.slow {
-				slows++
+				slow++
 			}
 		}
 	}
-	ratioTrip := func(n int, ratio float64) bool {
-		return ratio > 0 && calls >= m.MinimumCalls && float64(n)/float64(calls) >= ratio
-	}
-	slowRatio := 0.0
-	if m.SlowCallThreshold > 0 {
-		slowRatio = m.SlowCallRatio
-	}
-	if m.failures >= m.Consecutive || ratioTrip(failures, m.FailureRatio) || ratioTrip(slows, slowRatio) {
-		m.trip(now)
-	}
+	return calls, failures, slow
 }
 
 // bucket is the index of the window bucket holding t.
@@ -221,7 +271,7 @@ func (m *Model) bucket(t time.Time) int64 {
 	return int64(t.Sub(m.Origin) / width)
 }
 
-func (m *Model) trip(now time.Time) {
+func (m *Model) trip(now time.Time, cause breaker.Cause) {
 	m.trips++
 	m.nominal = m.BreakDuration
 	for range m.trips - 1 {
@@ -236,10 +286,19 @@ func (m *Model) trip(now time.Time) {
 		m.Err = fmt.Errorf("breakertest: %v jitter served %v for a nominal break of %v", m.Jitter, m.served, m.nominal)
 	}
 	m.until = now.Add(m.served)
-	m.state = breaker.Open
+	m.transition(breaker.Open, cause)
+	m.Transitions[len(m.Transitions)-1].Break = m.served
 	m.clear()
 }
 
+// transition moves the model to state to, and lists the change.
+func (m *Model) transition(to breaker.State, cause breaker.Cause) {
+	m.Transitions = append(m.Transitions, breaker.Transition{From: m.state, To: to, Cause: cause})
+	m.state = to
+}
+
+// clear forgets the trip window, the failure run and the probes; never the
+// baselines.
 func (m *Model) clear() {
 	m.failures, m.successes, m.samples = 0, 0, nil
 	clear(m.slots)
@@ -248,14 +307,17 @@ func (m *Model) clear() {
 // Isolate applies Breaker.Isolate.
 func (m *Model) Isolate() {
 	if m.state != breaker.Isolated {
-		m.state = breaker.Isolated
+		m.transition(breaker.Isolated, breaker.CauseIsolate)
 		m.clear()
 	}
 }
 
 // Reset applies Breaker.Reset.
 func (m *Model) Reset() {
-	m.state, m.trips = breaker.Closed, 0
+	if m.state != breaker.Closed {
+		m.transition(breaker.Closed, breaker.CauseReset)
+	}
+	m.trips = 0
 	m.nominal, m.served, m.until = 0, 0, time.Time{}
 	m.clear()
 }

@@ -1,0 +1,151 @@
+package breakertest
+
+import (
+	"math"
+	"time"
+
+	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// newNormals fills in the model's measured normals from cfg, which is valid.
+func (m *Model) newNormals(cfg breaker.Config) {
+	orF := func(v, def float64) float64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	sc := cfg.SlowCalls
+	m.SlowCallsOn = !sc.Disabled
+	m.SlowCallsMultiple = orF(sc.Multiple, breaker.DefaultSlowCallsMultiple)
+	m.SlowCallsQuantile = orF(sc.Quantile, breaker.DefaultSlowCallsQuantile)
+	m.SlowCallsWindow = sc.Window
+	if m.SlowCallsWindow == 0 {
+		m.SlowCallsWindow = breaker.DefaultSlowCallsWindow
+	}
+	m.SlowCallsMinimumSamples = sc.MinimumSamples
+	if m.SlowCallsMinimumSamples == 0 {
+		m.SlowCallsMinimumSamples = breaker.DefaultSlowCallsMinimumSamples
+	}
+	if m.SlowCallsOn {
+		w, err := latency.NewWindow(m.SlowCallsWindow, breaker.BaselineSlices)
+		if err != nil {
+			panic("breakertest: NewModel: invalid SlowCalls.Window: " + err.Error())
+		}
+		m.latencies = w
+	}
+
+	f := cfg.Failures
+	m.FailuresOn = !f.Disabled
+	m.FailuresMultiple = orF(f.Multiple, breaker.DefaultFailuresMultiple)
+	m.FailuresFloor = orF(f.Floor, breaker.DefaultFailuresFloor)
+	m.FailuresMinimumSamples = f.MinimumSamples
+	if m.FailuresMinimumSamples == 0 {
+		m.FailuresMinimumSamples = breaker.DefaultFailuresMinimumSamples
+	}
+	m.FailuresWindow = f.Window
+	if m.FailuresWindow == 0 {
+		// Derived: twice the trip window, Multiple times over, rounded up; a
+		// default that would need more than an hour steps aside.
+		derived := math.Ceil(2 * float64(m.TripWindow) * m.FailuresMultiple)
+		if derived > float64(breaker.MaxDerivedFailuresWindow) {
+			m.FailuresOn = false
+		}
+		m.FailuresWindow = max(time.Duration(derived), breaker.BaselineSlices)
+	}
+}
+
+// IsSlow reports whether an attempt of duration d ending at now is slow: longer
+// than the effective slow-call threshold.
+func (m *Model) IsSlow(now time.Time, d time.Duration) bool {
+	limit, ok := m.SlowCallLimit(now)
+	return ok && d > limit
+}
+
+// SlowCallLimit returns the effective slow-call threshold at now, and false when
+// no threshold is armed.
+func (m *Model) SlowCallLimit(now time.Time) (time.Duration, bool) {
+	limits := []time.Duration{}
+	if m.SlowCallThreshold > 0 {
+		limits = append(limits, m.SlowCallThreshold)
+	}
+	if normal, ok := m.NormalLatency(now); ok {
+		x := float64(normal) * m.SlowCallsMultiple
+		measured := time.Duration(math.MaxInt64)
+		if x < math.MaxInt64 {
+			measured = max(time.Duration(x), time.Nanosecond)
+		}
+		limits = append(limits, measured)
+	}
+	if len(limits) == 0 {
+		return 0, false
+	}
+	return min(limits[0], limits[len(limits)-1]), true
+}
+
+// NormalLatency is what the breaker's NormalLatency must return at now.
+func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
+	if !m.SlowCallsOn {
+		return 0, false
+	}
+	d, n := m.latencies.Quantile(now.Sub(m.Origin), m.SlowCallsQuantile)
+	if n < m.SlowCallsMinimumSamples {
+		return 0, false
+	}
+	return d, true
+}
+
+// BaselineCounts returns the evidence samples and failures of the failure
+// baseline at now: those recorded while Closed in the bucket of now and the
+// BaselineSlices-1 before it.
+func (m *Model) BaselineCounts(now time.Time) (calls, failures int) {
+	width := m.FailuresWindow / breaker.BaselineSlices
+	index := func(t time.Time) int64 { return int64(t.Sub(m.Origin) / width) }
+	for len(m.outcomes) > 0 && index(now)-index(m.outcomes[0].at) >= breaker.BaselineSlices {
+		m.outcomes = m.outcomes[1:] // gone for good: time never runs back
+	}
+	for _, o := range m.outcomes {
+		calls++
+		if o.failure {
+			failures++
+		}
+	}
+	return calls, failures
+}
+
+// NormalFailureRate is what the breaker's NormalFailureRate must return at now.
+func (m *Model) NormalFailureRate(now time.Time) (float64, bool) {
+	if !m.FailuresOn {
+		return 0, false
+	}
+	calls, failures := m.BaselineCounts(now)
+	if calls < m.FailuresMinimumSamples {
+		return 0, false
+	}
+	return float64(failures) / float64(calls), true
+}
+
+// relativePoint returns the relative trip point at now, and false while it is
+// disarmed.
+func (m *Model) relativePoint(now time.Time) (float64, bool) {
+	rate, ok := m.NormalFailureRate(now)
+	if !ok {
+		return 0, false
+	}
+	ceiling := 1.0
+	if m.FailureRatio > 0 {
+		ceiling = m.FailureRatio
+	}
+	return min(ceiling, max(m.FailuresFloor, rate*m.FailuresMultiple)), true
+}
+
+// FailureTripPoint is the effective failure-ratio trip point at now, as the
+// breaker's Snapshot reports it: the relative point when armed, else
+// FailureRatio (0 when unset).
+func (m *Model) FailureTripPoint(now time.Time) float64 {
+	if point, ok := m.relativePoint(now); ok {
+		return point
+	}
+	return m.FailureRatio
+}

@@ -1,0 +1,148 @@
+package breaker
+
+import (
+	"math"
+	"time"
+)
+
+// The measured normals at work. Every helper here must be called with mu held.
+
+// ratio returns n / of; of must be positive.
+func ratio(n, of int) float64 { return float64(n) / float64(of) }
+
+// isSlow reports whether an attempt of duration d, ending at now, is slow: longer
+// than the effective slow-call threshold. It is the breaker's one judgement of
+// slowness, shared by the slow-call trip and the probes (and by the recovery ramp
+// to come).
+func (b *Breaker) isSlow(now instant, d time.Duration) bool {
+	limit, ok := b.slowLimit(now)
+	return ok && d > limit
+}
+
+// slowLimit returns the effective slow-call threshold at now: the smaller of
+// Config.SlowCallThreshold, if set, and SlowCalls.Multiple times the normal
+// latency, if armed. ok is false when neither is, and then no call is slow. A
+// measurement can only lower the constant.
+func (b *Breaker) slowLimit(now instant) (limit time.Duration, ok bool) {
+	limit, ok = b.cfg.slowThreshold, b.cfg.slowThreshold > 0
+	if normal, armed := b.normalLatency(now); armed {
+		if m := scale(normal, b.cfg.slowMult); !ok || m < limit {
+			limit, ok = m, true
+		}
+	}
+	return limit, ok
+}
+
+// scale returns m × d, rounded down, and at least 1 ns so that a measured
+// threshold is never mistaken for "none" (a normal below a microsecond can read
+// 0); it saturates at the longest duration.
+func scale(d time.Duration, m float64) time.Duration {
+	x := float64(d) * m
+	if x >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return max(time.Duration(x), 1)
+}
+
+// normalLatency returns the latency baseline's quantile at now, and whether the
+// baseline holds SlowCalls.MinimumSamples successes, so that it is armed.
+//
+// latency.Window.Quantile expires the slices that have left the window by now
+// and refreshes its memo, so even a reader writes to the window. That is still a
+// read of the breaker: expiry is lazy bookkeeping (the window holds the same
+// samples at now and afterwards whether or not it has been done), and the memo
+// is a function of the samples and the quantile alone, so no later operation
+// gets a different answer for it. The one trace would be left on a success
+// stamped before a read but recorded after it (its goroutine read the clock
+// first and took the lock second): it counts in the slice of the read's instant,
+// as it would have after any later write, since the window never rotates back.
+func (b *Breaker) normalLatency(now instant) (time.Duration, bool) {
+	if b.latencies == nil {
+		return 0, false
+	}
+	d, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
+	return d, n >= b.cfg.slowMinimum
+}
+
+// relativePoint returns the relative trip point for the failure-baseline counts
+// base, min(ceiling, max(Floor, rate × Multiple)), where the ceiling is
+// Config.FailureRatio or 1; armed is false while the baseline holds fewer than
+// Failures.MinimumSamples samples, or the relative trip is off.
+func (b *Breaker) relativePoint(base bucket) (point float64, armed bool) {
+	if b.baseline == nil || base.calls < b.cfg.failMinimum {
+		return 0, false
+	}
+	ceiling := 1.0
+	if b.cfg.failureRatio > 0 {
+		ceiling = b.cfg.failureRatio
+	}
+	return min(ceiling, max(b.cfg.failFloor, ratio(base.failures, base.calls)*b.cfg.failMult)), true
+}
+
+// relativeTrips reports whether the trip window's counts w reach the relative
+// trip point. The caller has checked MinimumCalls and the two failures.
+func (b *Breaker) relativeTrips(w bucket) bool {
+	if b.baseline == nil {
+		return false
+	}
+	point, armed := b.relativePoint(b.baseline.total)
+	return armed && ratio(w.failures, w.calls) >= point
+}
+
+// failurePoint returns the effective trip point of the failure-ratio trips at
+// now, without rotating anything: the relative point when armed (never above
+// Config.FailureRatio), else Config.FailureRatio, else 0 (no ratio trip armed).
+func (b *Breaker) failurePoint(now instant) float64 {
+	if b.baseline != nil {
+		if point, armed := b.relativePoint(b.baseline.at(now)); armed {
+			return point
+		}
+	}
+	return b.cfg.failureRatio
+}
+
+// normalFailureRate returns the failure baseline's rate at now without rotating
+// it, and whether it holds Failures.MinimumSamples samples.
+func (b *Breaker) normalFailureRate(now instant) (float64, bool) {
+	if b.baseline == nil {
+		return 0, false
+	}
+	base := b.baseline.at(now)
+	if base.calls < b.cfg.failMinimum {
+		return 0, false
+	}
+	return ratio(base.failures, base.calls), true
+}
+
+// NormalLatency returns the dependency's measured normal latency as of now on
+// the breaker's clock: the SlowCalls.Quantile of the durations of the successful
+// attempts recorded while Closed during the last SlowCalls.Window, as the
+// histogram of package latency reads it (within 19% of the exact quantile). It
+// returns false ("none") while fewer than SlowCalls.MinimumSamples successes
+// are in the window, which is also what an idle window decays to, and always
+// when SlowCalls is disabled. Open, close, Isolate and Reset never clear it.
+// Reading it never changes the breaker.
+func (b *Breaker) NormalLatency() (time.Duration, bool) {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.normalLatency(b.clamp(now))
+	if !ok {
+		return 0, false
+	}
+	return d, true
+}
+
+// NormalFailureRate returns the dependency's measured normal failure rate as of
+// now on the breaker's clock: the fraction of failures among the evidence
+// samples recorded while Closed during the last Failures.Window. It returns
+// false ("none") while fewer than Failures.MinimumSamples samples are in the
+// window, which is also what an idle window decays to, and always when the
+// relative trip is off. Open, close, Isolate and Reset never clear it. Reading it
+// never changes the breaker.
+func (b *Breaker) NormalFailureRate() (float64, bool) {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.normalFailureRate(b.clamp(now))
+}
