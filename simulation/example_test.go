@@ -47,14 +47,17 @@ func Example() {
 // A breaker in front of a dependency with a 10 s outage: it opens on the
 // fifth failure in a row, in the second call, whose third attempt it refuses;
 // it refuses the calls of its 15 s break (no jitter here), and its two probes,
-// after the outage, close it.
+// after the outage, close it. The dependency's latency is tight, so that no
+// probe is slow by the breaker's measured normal (3x the median), which would
+// re-open it.
 func ExampleRun() {
 	report, err := simulation.Run(simulation.Config{
 		Name:       "outage",
 		Seed:       1,
 		Duration:   40 * time.Second,
 		Rate:       20,
-		Dependency: simulation.Outage{From: 2 * time.Second, To: 12 * time.Second},
+		Dependency: simulation.Outage{From: 2 * time.Second, To: 12 * time.Second,
+			Base: simulation.Healthy{P50: 20 * time.Millisecond, P99: 40 * time.Millisecond}},
 		Client: simulation.Client{
 			Breaker: &breaker.Config{BreakJitter: breaker.JitterNone},
 			Budget:  &budget.Config{},
@@ -68,11 +71,11 @@ func ExampleRun() {
 	// Output:
 	// outage (seed 1): 1 process(es) x 20 calls/s for 40s
 	//   offered       800
-	//   served        496 (availability 62.00%)
-	//   refused       303 by breaker, 0 by budget
+	//   served        497 (availability 62.12%)
+	//   refused       302 by breaker, 0 by budget
 	//   failed        1
-	//   attempts      501 (0.626 per call; worst second 0: 1.000; during faults 0.025)
-	//   latency       p50 18.9ms, p90 50.5ms, p99 100.8ms (served calls, end to end)
+	//   attempts      502 (0.627 per call; worst second 0: 1.000; during faults 0.025)
+	//   latency       p50 19.6ms, p90 29.8ms, p99 40.1ms (served calls, end to end)
 	//   breaker       1 opens, 2 probes (peak 1 per 100ms at 17.1s)
 	//   recovery      6s after the last fault ended (stable after 6s)
 }

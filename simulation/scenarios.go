@@ -123,6 +123,14 @@ func retryStorm(seed uint64) []Config {
 // The synchronized probe: 200 processes, each with its own default breaker,
 // budget and retry, and a fast-failing outage long enough to open every
 // breaker and to fail their first probes.
+//
+// The dependency's latency is tight (p99 twice the median) so that no probe is
+// slow by the breaker's default measured normal (3x the median): a slow probe
+// re-opens a breaker, and with the default Healthy model (p99 5x the median)
+// about 5.6% of attempts are that slow, which would mix a second effect into
+// this one.
+var probeLatency = Healthy{P50: 20 * time.Millisecond, P99: 40 * time.Millisecond}
+
 const (
 	probeProcesses = 200
 	probeRate      = 5 // calls per second per process
@@ -139,7 +147,7 @@ func synchronizedProbe(seed uint64) []Config {
 			Duration:   probeDuration,
 			Processes:  probeProcesses,
 			Rate:       probeRate,
-			Dependency: Outage{From: probeFrom, To: probeTo},
+			Dependency: Outage{From: probeFrom, To: probeTo, Base: probeLatency},
 			Client: Client{
 				Breaker: &breaker.Config{BreakJitter: j},
 				Budget:  &budget.Config{},
