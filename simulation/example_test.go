@@ -52,10 +52,10 @@ func Example() {
 // re-open it.
 func ExampleRun() {
 	report, err := simulation.Run(simulation.Config{
-		Name:       "outage",
-		Seed:       1,
-		Duration:   40 * time.Second,
-		Rate:       20,
+		Name:     "outage",
+		Seed:     1,
+		Duration: 40 * time.Second,
+		Rate:     20,
 		Dependency: simulation.Outage{From: 2 * time.Second, To: 12 * time.Second,
 			Base: simulation.Healthy{P50: 20 * time.Millisecond, P99: 40 * time.Millisecond}},
 		Client: simulation.Client{
