@@ -111,7 +111,7 @@ func (c Chart) WriteSVG(w io.Writer) error {
 		}
 	}
 	xTick, xTop := ticks(xMax)
-	yTick, yTop := ticks(yMax)
+	yTick, yTop := ticks(yMax * 1.05) // headroom above the highest value
 	x := func(v float64) float64 { return plotLeft + v/xTop*(plotRight-plotLeft) }
 	y := func(v float64) float64 { return plotBottom - v/yTop*(plotBottom-plotTop) }
 
