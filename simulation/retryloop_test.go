@@ -127,7 +127,7 @@ func runRealStage(t *testing.T, c loopCase) trace {
 // cutting attempts at the deadline as the simulation does.
 func runLoop(t *testing.T, c loopCase) trace {
 	var tr trace
-	clock := clockwork.NewFakeClockAt(Epoch)
+	clock := clockwork.NewFakeClockAt(epoch)
 	var b *budget.Budget
 	if c.budget != nil {
 		bc := *c.budget
@@ -140,10 +140,10 @@ func runLoop(t *testing.T, c loopCase) trace {
 	l := newLoop(&r, b, rand.NewPCG(c.seed, c.seed))
 	var deadline time.Time
 	if c.deadline > 0 {
-		deadline = Epoch.Add(c.deadline)
+		deadline = epoch.Add(c.deadline)
 	}
 	for n := 1; ; n++ {
-		tr.starts = append(tr.starts, clock.Since(Epoch))
+		tr.starts = append(tr.starts, clock.Since(epoch))
 		a := c.attempt(n)
 		v := a.verdict
 		if a.refused {
@@ -163,7 +163,7 @@ func runLoop(t *testing.T, c loopCase) trace {
 		}
 		tr.delays = append(tr.delays, st.wait)
 	}
-	tr.elapsed = clock.Since(Epoch)
+	tr.elapsed = clock.Since(epoch)
 	tr.tokens = b.Tokens()
 	return tr
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
-// Epoch is the wall-clock instant a run's virtual time 0 stands for, on the
+// epoch is the wall-clock instant a run's virtual time 0 stands for, on the
 // fake clock that every breaker and budget of the run shares.
-var Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+var epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Streams of randomness derived from a run's seed.
 const (
@@ -49,7 +49,7 @@ func Run(c Config) (*Report, error) {
 	}
 	s := &sim{
 		cfg:    c,
-		clock:  clockwork.NewFakeClockAt(Epoch),
+		clock:  clockwork.NewFakeClockAt(epoch),
 		dep:    dep,
 		rand:   rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
 		period: time.Duration(float64(time.Second) / c.Rate),
