@@ -30,8 +30,8 @@ type Line struct {
 }
 
 // Chart returns a chart of r's per-second series: offered, attempts, served,
-// refused and failed calls, and probes, up to the last second in which
-// anything happened.
+// refused and failed calls, probes, and hedges when the run hedged, up to the
+// last second in which anything happened.
 func (r *Report) Chart() Chart {
 	pick := func(f func(Second) int) []float64 {
 		v := make([]float64, len(r.Seconds))
@@ -44,19 +44,18 @@ func (r *Report) Chart() Chart {
 	if title == "" {
 		title = "run"
 	}
-	return trimmed(Chart{
-		Title:  title,
-		XLabel: "time (s)",
-		YLabel: "per second",
-		Lines: []Line{
-			{"offered", pick(func(s Second) int { return s.Offered })},
-			{"attempts", pick(func(s Second) int { return s.Attempts })},
-			{"served", pick(func(s Second) int { return s.Served })},
-			{"refused", pick(Second.Refused)},
-			{"failed", pick(func(s Second) int { return s.Failed })},
-			{"probes", pick(func(s Second) int { return s.Probes })},
-		},
-	})
+	lines := []Line{
+		{"offered", pick(func(s Second) int { return s.Offered })},
+		{"attempts", pick(func(s Second) int { return s.Attempts })},
+		{"served", pick(func(s Second) int { return s.Served })},
+		{"refused", pick(Second.Refused)},
+		{"failed", pick(func(s Second) int { return s.Failed })},
+		{"probes", pick(func(s Second) int { return s.Probes })},
+	}
+	if r.Hedging {
+		lines = append(lines, Line{"hedges", pick(func(s Second) int { return s.Hedges })})
+	}
+	return trimmed(Chart{Title: title, XLabel: "time (s)", YLabel: "per second", Lines: lines})
 }
 
 // trimmed returns c with the values after the last non-zero one of any line

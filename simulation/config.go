@@ -38,8 +38,8 @@ type Config struct {
 }
 
 // Client is how one client process calls the dependency: the stages of the
-// library's card, timeout, retry (paid for by a budget), breaker, each of which
-// may be left out.
+// library's card, timeout, retry (paid for by a budget), breaker, hedge, each of
+// which may be left out.
 type Client struct {
 	// Breaker configures the process's own circuit breaker, a real
 	// *breaker.Breaker consulted before every attempt. Nil means no breaker.
@@ -47,15 +47,22 @@ type Client struct {
 	// run's seed) and OnEvent (to count opens); whatever the Config holds in
 	// those fields is ignored.
 	Breaker *breaker.Config
-	// Budget configures the process's own retry budget, a real *budget.Budget.
-	// Nil means unlimited retries; without Retry it is not used. The run
-	// supplies its Clock.
+	// Budget configures the process's own retry budget, a real *budget.Budget,
+	// which pays for its retries and its hedges. Nil means unlimited retries and
+	// hedges; without Retry and Hedge it is not used. The run supplies its Clock.
+	// Successes deposit into it only through the retry loop, as in the card, so
+	// without Retry it is refilled by time alone.
 	Budget *budget.Config
 	// Retry configures the retry loop. Nil means one attempt per call.
 	Retry *Retry
+	// Hedge configures the process's hedging, which follows the rules of the
+	// hedge stage (package policy/hedge) placed inside the breaker, with a real
+	// *latency.Estimator. Nil means no hedging.
+	Hedge *Hedge
 	// AttemptTimeout is how long the client waits for one attempt before it
 	// gives up on it as a Transient failure (the timeout stage inside the
-	// retry). Zero means no attempt timeout; it must not be negative.
+	// retry, and inside the hedge: with hedging it bounds each copy from its own
+	// start). Zero means no attempt timeout; it must not be negative.
 	AttemptTimeout time.Duration
 	// Deadline bounds the whole call, retries and backoffs included (the timeout
 	// stage outside the retry). Zero means no deadline; it must not be negative.
@@ -115,6 +122,11 @@ func (c Config) Validate() error {
 	if b := c.Client.Budget; b != nil {
 		if err := b.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("simulation: Client.Budget: %w", err))
+		}
+	}
+	if h := c.Client.Hedge; h != nil {
+		if err := h.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("simulation: Client.Hedge: %w", err))
 		}
 	}
 	return errors.Join(errs...)

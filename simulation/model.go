@@ -23,8 +23,8 @@ type Model interface {
 }
 
 // Dependency is one run's modelled dependency. The simulation calls Respond
-// once per attempt that reaches it, in order of the attempts' start times,
-// on one goroutine, so a Dependency needs no lock.
+// once per attempt that reaches it (once per copy of a hedged attempt), in order
+// of the attempts' start times, on one goroutine, so a Dependency needs no lock.
 type Dependency interface {
 	// Respond decides how the attempt a ends.
 	Respond(a Attempt) Response
@@ -40,11 +40,17 @@ type Attempt struct {
 	// An answer later than Limit is cut at Limit by the client.
 	Limit time.Duration
 	// InFlight is the number of attempts that reached the dependency before this
-	// one and have not ended yet.
+	// one and have not ended yet. A hedged attempt's copies count one each, and
+	// a copy cancelled because another won stops counting when it is cancelled.
 	InFlight int
 	// Rand is the run's source of model randomness, seeded from the run's seed.
 	// A model draws from it and from nothing else.
 	Rand *rand.Rand
+
+	// call is the index of the call among all the calls of the run, in the
+	// order they were offered, and copy the index of this copy of the call's
+	// attempt (0 for the first, k for the k-th hedge). Tests script by them.
+	call, copy int
 }
 
 // Response is how an attempt ends, as the dependency would have it.

@@ -13,8 +13,10 @@ const (
 	evArrive kind = iota + 1
 	// evStart: a call starts an attempt (its first, or a retry after its backoff).
 	evStart
-	// evEnd: an attempt ends.
+	// evEnd: a copy of an attempt ends (the only copy, without hedging).
 	evEnd
+	// evHedge: an attempt's next hedge is due.
+	evHedge
 )
 
 // event is one thing that happens at a point of virtual time. Events at the same
@@ -23,8 +25,9 @@ const (
 type event struct {
 	at   time.Duration
 	seq  uint64
+	tag  uint64 // the copy (evEnd) or the attempt (evHedge) it belongs to; see sim.stale
+	id   int32  // the process (evArrive) or the call (evStart, evEnd, evHedge)
 	kind kind
-	id   int32 // the process (evArrive) or the call (evStart, evEnd)
 }
 
 // queue is the run's pending events, a binary heap ordered by (at, seq) through
@@ -34,10 +37,10 @@ type queue struct {
 	seq    uint64
 }
 
-// push schedules an event of kind k for id at time at.
-func (q *queue) push(at time.Duration, k kind, id int32) {
+// push schedules an event of kind k for id, tagged tag, at time at.
+func (q *queue) push(at time.Duration, k kind, id int32, tag uint64) {
 	q.seq++
-	q.events = append(q.events, event{at: at, seq: q.seq, kind: k, id: id})
+	q.events = append(q.events, event{at: at, seq: q.seq, tag: tag, id: id, kind: k})
 	heap.Fix(q, len(q.events)-1) // sift the new last element up
 }
 

@@ -14,7 +14,7 @@ func TestQueuePopsInTimeThenSchedulingOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const n = 2000
 	for i := range n {
-		q.push(time.Duration(r.IntN(50))*time.Millisecond, evStart, int32(i))
+		q.push(time.Duration(r.IntN(50))*time.Millisecond, evStart, int32(i), 0)
 	}
 	var prev event
 	for i := range n {
@@ -35,14 +35,14 @@ func TestQueuePopsInTimeThenSchedulingOrder(t *testing.T) {
 func TestQueueDoesNotAllocateOnceGrown(t *testing.T) {
 	var q queue
 	for i := range 64 {
-		q.push(time.Duration(i), evEnd, 0)
+		q.push(time.Duration(i), evEnd, 0, 0)
 	}
 	for range 64 {
 		q.pop()
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		for i := range 64 {
-			q.push(time.Duration(64-i), evEnd, int32(i))
+			q.push(time.Duration(64-i), evEnd, int32(i), 0)
 		}
 		for range 64 {
 			q.pop()

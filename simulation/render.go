@@ -29,6 +29,10 @@ func (r *Report) String() string {
 	}
 	b.WriteString(")\n")
 	fmt.Fprintf(&b, "  latency       p50 %s, p90 %s, p99 %s (served calls, end to end)\n", millis(r.P50), millis(r.P90), millis(r.P99))
+	if r.Hedging {
+		fmt.Fprintf(&b, "  hedges        %d sent (%.2f%% of attempts), %d won, %d skipped\n",
+			r.HedgesSent, 100*ratio(r.HedgesSent, r.Attempts), r.HedgesWon, r.HedgesSkipped)
+	}
 	fmt.Fprintf(&b, "  breaker       %d opens, %d probes (peak %d per 100ms at %s)\n", r.BreakerOpens, r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
 	switch {
 	case len(r.Faults) == 0:
@@ -44,12 +48,21 @@ func (r *Report) String() string {
 }
 
 // WriteSeries writes the per-second series as a table with a header line, one
-// line per second, columns separated by tabs.
+// line per second, columns separated by tabs: the fields of [Second], with
+// Hedges (last) only when the run hedged.
 func (r *Report) WriteSeries(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes\n")
+	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes")
+	if r.Hedging {
+		b.WriteString("\thedges")
+	}
+	b.WriteByte('\n')
 	for i, s := range r.Seconds {
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", i, s.Offered, s.Attempts, s.Served, s.RefusedByBreaker, s.RefusedByBudget, s.Failed, s.Probes)
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", i, s.Offered, s.Attempts, s.Served, s.RefusedByBreaker, s.RefusedByBudget, s.Failed, s.Probes)
+		if r.Hedging {
+			fmt.Fprintf(&b, "\t%d", s.Hedges)
+		}
+		b.WriteByte('\n')
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -44,7 +44,8 @@ type Report struct {
 	Availability float64
 
 	// Attempts is the number of attempts that reached the dependency (refused
-	// attempts are not counted).
+	// attempts are not counted). Each hedge counts as an attempt: it is one more
+	// request the dependency serves.
 	Attempts int
 	// Amplification is Attempts / Offered: the load multiplier on the dependency.
 	Amplification float64
@@ -64,6 +65,17 @@ type Report struct {
 	// served calls, from the offer to the successful attempt's end, backoffs and
 	// failed attempts included. They are 0 when no call was served.
 	P50, P90, P99 time.Duration
+
+	// Hedging is whether the processes hedged (Client.Hedge was set).
+	// HedgesSent is the number of hedges sent to the dependency (copies of an
+	// attempt after its first; they are counted in Attempts too), HedgesWon the
+	// number of attempts whose result came from a hedge, and HedgesSkipped the
+	// number of hedges that fell due but were not sent because the breaker was
+	// under pressure or the budget could not pay.
+	Hedging       bool
+	HedgesSent    int
+	HedgesWon     int
+	HedgesSkipped int
 
 	// BreakerOpens is the number of transitions to Open, over every process.
 	BreakerOpens int
@@ -93,12 +105,22 @@ type Report struct {
 	// Seconds is the run second by second, from 0 to the end of the run or of
 	// the last attempt, whichever is later, rounded up to a whole second.
 	Seconds []Second
+
+	// latencies are the end-to-end latencies of the served calls, sorted.
+	latencies []time.Duration
+}
+
+// Latency returns the q-th quantile (nearest rank) of the end-to-end latency
+// of served calls, as P50, P90 and P99 are computed; q is clamped to [0, 1]. It
+// returns 0 when no call was served.
+func (r *Report) Latency(q float64) time.Duration {
+	return rank(r.latencies, min(max(q, 0), 1))
 }
 
 // Second is one second of a run. Calls (Offered, Served, Refused*, Failed)
 // are counted in the second they were offered, however long they ran, so
 // Served / Offered is the availability of the calls offered in that second;
-// attempts and probes are counted in the second they started.
+// attempts, probes and hedges are counted in the second they started.
 type Second struct {
 	Offered          int
 	Attempts         int
@@ -107,6 +129,8 @@ type Second struct {
 	RefusedByBudget  int
 	Failed           int
 	Probes           int
+	// Hedges is the hedges sent, which Attempts includes.
+	Hedges int
 }
 
 // Refused returns the calls refused by either the breaker or the budget.
@@ -135,6 +159,7 @@ func newRecorder(c Config, faults []Interval) *recorder {
 	return &recorder{r: Report{
 		Name: c.Name, Seed: c.Seed, Duration: c.Duration, Processes: c.processes(), Rate: c.Rate,
 		Faults:  faults,
+		Hedging: c.Client.Hedge != nil,
 		Seconds: make([]Second, 0, int(c.Duration/time.Second)+2),
 	}}
 }
@@ -190,6 +215,15 @@ func (rec *recorder) attempt(at time.Duration, probe bool) {
 	}
 }
 
+func (rec *recorder) hedgeSent(at time.Duration) {
+	rec.r.HedgesSent++
+	rec.second(at).Hedges++
+}
+
+func (rec *recorder) hedgeWon() { rec.r.HedgesWon++ }
+
+func (rec *recorder) hedgeSkipped() { rec.r.HedgesSkipped++ }
+
 func (rec *recorder) served(offered, latency time.Duration) {
 	rec.r.Served++
 	rec.second(offered).Served++
@@ -235,7 +269,8 @@ func (rec *recorder) report() *Report {
 		}
 	}
 	slices.Sort(rec.latencies)
-	r.P50, r.P90, r.P99 = rank(rec.latencies, 0.50), rank(rec.latencies, 0.90), rank(rec.latencies, 0.99)
+	r.latencies = rec.latencies
+	r.P50, r.P90, r.P99 = r.Latency(0.50), r.Latency(0.90), r.Latency(0.99)
 	r.Recovered, r.TimeToRecover, r.Stable, r.TimeToStable = recovery(r.Faults, r.Seconds)
 	return r
 }

@@ -29,17 +29,32 @@ const (
 // c that cannot work.
 //
 // The run is a discrete-event simulation on one goroutine: events (a process
-// offering a call, an attempt starting, an attempt ending) are taken from a
-// queue in order of time, and of scheduling among events at the same time;
-// before each one, the one fake clock shared by every breaker and budget is
-// advanced to its time. Every random draw comes from a PCG generator seeded from
-// c.Seed, so the same c gives the same report, byte for byte.
+// offering a call, an attempt starting, a copy of an attempt ending, a hedge
+// falling due) are taken from a queue in order of time, and of scheduling among
+// events at the same time; before each one, the one fake clock shared by every
+// breaker, budget and estimator is advanced to its time. Every random draw comes
+// from a PCG generator seeded from c.Seed, so the same c gives the same report,
+// byte for byte.
 //
-// Each attempt asks the process's breaker (Admit), is answered by the model,
-// and is recorded with the breaker (Record, with its verdict and duration); the
-// call then goes on or stops by the retry stage's rules. Run is safe to call
-// concurrently; one run shares nothing with another.
+// Each attempt asks the process's breaker (Admit), is answered by the model
+// (once per copy when it is hedged), and is recorded with the breaker (Record,
+// with the verdict and duration of the attempt); the call then goes on or stops
+// by the retry stage's rules. Run is safe to call concurrently; one run shares
+// nothing with another.
 func Run(c Config) (*Report, error) {
+	s, err := newSim(c)
+	if err != nil {
+		return nil, err
+	}
+	s.schedule()
+	s.run()
+	s.rec.until(max(s.now, c.Duration))
+	return s.rec.report(), nil
+}
+
+// newSim validates c and builds its run, with every process ready and no
+// event scheduled yet.
+func newSim(c Config) (*sim, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -58,9 +73,7 @@ func Run(c Config) (*Report, error) {
 	if err := s.startProcesses(); err != nil {
 		return nil, err
 	}
-	s.run()
-	s.rec.until(max(s.now, c.Duration))
-	return s.rec.report(), nil
+	return s, nil
 }
 
 // derive returns the second PCG seed word of stream for the index-th process,
@@ -84,14 +97,22 @@ type sim struct {
 	procs    []process
 	calls    []call
 	free     []int32 // indexes of finished calls, for reuse
+	offered  int     // calls offered so far, over every process
+	tags     uint64  // the last tag given to an attempt or a copy
 	inFlight int
 	rec      *recorder
+	// onAttempt, if set, is called when an attempt of call n (its index in
+	// offer order) has ended, with its copies, the one whose result it kept,
+	// and its duration. Tests use it.
+	onAttempt func(n int, copies []attemptCopy, kept int, took time.Duration)
 }
 
 // process is one client process: its breaker, its retry rules (with its
-// budget), and where it is in its arrivals.
+// budget), its hedging, and where it is in its arrivals.
 type process struct {
 	breaker *breaker.Breaker // nil: no breaker
+	budget  *budget.Budget   // nil: unlimited
+	hedge   *hedger          // nil: no hedging
 	loop    loop
 	phase   time.Duration
 	offered int // calls offered so far
@@ -100,16 +121,37 @@ type process struct {
 // call is one logical call in progress.
 type call struct {
 	proc     int32
+	n        int           // its index among the run's calls, in offer order
 	offered  time.Duration // when it was offered
 	deadline time.Time     // the zero time for none
 	attempt  int           // the attempt in progress or last made, 1-based
 	started  time.Duration // when that attempt started
-	latency  time.Duration // how long it takes
-	verdict  outcome.Verdict
 	ticket   breaker.Ticket
+
+	// The attempt in progress: its tag, its hedge delay (when armed), its
+	// copies (copies[0] is the first), how many of them are running, the one
+	// that won (-1 for none yet) and the one that ended last.
+	tag     uint64
+	delay   time.Duration
+	copies  []attemptCopy
+	running int
+	winner  int
+	last    int
+	over    bool // the attempt has ended: no more hedges
 }
 
-// startProcesses builds every process and schedules its first arrival.
+// attemptCopy is one copy of an attempt: the only one without hedging.
+type attemptCopy struct {
+	tag      uint64          // tags its end event
+	start    time.Duration   // when it was sent
+	end      time.Duration   // when it ends, unless cancelled first
+	verdict  outcome.Verdict // how it ends
+	done     bool            // it ended, or was cancelled
+	measured bool            // its latency was recorded with the estimator
+}
+
+// startProcesses builds every process: its breaker, budget, retry rules and
+// hedging, and its arrival phase.
 func (s *sim) startProcesses() error {
 	c := s.cfg
 	phases := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
@@ -117,29 +159,36 @@ func (s *sim) startProcesses() error {
 	for i := range s.procs {
 		p := &s.procs[i]
 		p.phase = time.Duration(phases.Float64() * float64(s.period))
-		var b *budget.Budget
-		if c.Client.Budget != nil && c.Client.Retry != nil {
+		var err error
+		if c.Client.Budget != nil && (c.Client.Retry != nil || c.Client.Hedge != nil) {
 			bc := *c.Client.Budget
 			bc.Clock = s.clock
-			var err error
-			if b, err = budget.New(bc); err != nil {
+			if p.budget, err = budget.New(bc); err != nil {
 				return fmt.Errorf("simulation: Client.Budget: %w", err)
 			}
 		}
-		p.loop = newLoop(c.Client.Retry, b, rand.NewPCG(c.Seed, derive(c.Seed, streamRetry, uint64(i))))
+		p.loop = newLoop(c.Client.Retry, p.budget, rand.NewPCG(c.Seed, derive(c.Seed, streamRetry, uint64(i))))
 		if c.Client.Breaker != nil {
 			bc := *c.Client.Breaker
 			bc.Clock = s.clock
 			bc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamBreaker, uint64(i)))
 			bc.OnEvent = s.rec.onBreakerEvent
-			var err error
 			if p.breaker, err = breaker.New(bc); err != nil {
 				return fmt.Errorf("simulation: Client.Breaker: %w", err)
 			}
 		}
-		s.scheduleArrival(int32(i))
+		if p.hedge, err = newHedger(c.Client.Hedge, s.clock); err != nil {
+			return fmt.Errorf("simulation: Client.Hedge: %w", err)
+		}
 	}
 	return nil
+}
+
+// schedule schedules every process's first arrival.
+func (s *sim) schedule() {
+	for i := range s.procs {
+		s.scheduleArrival(int32(i))
+	}
 }
 
 // scheduleArrival schedules process i's next call, if it falls within the run.
@@ -147,16 +196,21 @@ func (s *sim) scheduleArrival(i int32) {
 	p := &s.procs[i]
 	at := p.phase + time.Duration(float64(p.offered)*float64(time.Second)/s.cfg.Rate)
 	if at < s.cfg.Duration {
-		s.q.push(at, evArrive, i)
+		s.q.push(at, evArrive, i, 0)
 	}
 }
 
-// run handles events until none is left.
+// run handles events until none is left. A stale event (the end of a copy that
+// was cancelled, a hedge due after its attempt ended) is dropped before the
+// clock moves to it, so it changes nothing, not even the run's length.
 func (s *sim) run() {
 	for {
 		e, ok := s.q.pop()
 		if !ok {
 			return
+		}
+		if s.stale(e) {
+			continue
 		}
 		if e.at > s.now {
 			s.clock.Advance(e.at - s.now)
@@ -168,9 +222,27 @@ func (s *sim) run() {
 		case evStart:
 			s.start(e.id)
 		case evEnd:
-			s.end(e.id)
+			s.end(e.id, e.tag)
+		case evHedge:
+			s.hedge(e.id)
 		}
 	}
+}
+
+// stale reports whether e no longer applies: the end of a copy that has ended
+// (it was cancelled), or a hedge due for an attempt that has ended. Tags are
+// unique over the run, so an event of a call slot since reused is stale too.
+func (s *sim) stale(e event) bool {
+	switch e.kind {
+	case evEnd:
+		c := &s.calls[e.id]
+		k := c.copyTagged(e.tag)
+		return k < 0 || c.copies[k].done
+	case evHedge:
+		c := &s.calls[e.id]
+		return c.tag != e.tag || c.over
+	}
+	return false
 }
 
 // arrive offers process i's next call and starts its first attempt.
@@ -181,7 +253,8 @@ func (s *sim) arrive(i int32) {
 	s.rec.offer(s.now)
 	id := s.newCall()
 	c := &s.calls[id]
-	*c = call{proc: i, offered: s.now}
+	*c = call{proc: i, n: s.offered, offered: s.now, copies: c.copies[:0]}
+	s.offered++
 	if d := s.cfg.Client.Deadline; d > 0 {
 		c.deadline = s.clock.Now().Add(d)
 	}
@@ -197,55 +270,6 @@ func (s *sim) newCall() int32 {
 	}
 	s.calls = append(s.calls, call{})
 	return int32(len(s.calls) - 1)
-}
-
-// start starts call id's next attempt: the breaker admits or refuses it, and an
-// admitted attempt is sent to the dependency and scheduled to end.
-func (s *sim) start(id int32) {
-	c := &s.calls[id]
-	p := &s.procs[c.proc]
-	c.attempt++
-	c.ticket = breaker.Ticket{}
-	if p.breaker != nil {
-		t, err := p.breaker.Admit()
-		if err != nil {
-			v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}
-			s.finish(id, p.loop.after(c.attempt, v, s.clock.Now(), c.deadline))
-			return
-		}
-		c.ticket = t
-	}
-	s.rec.attempt(s.now, c.ticket.Probe())
-	limit := s.cfg.Client.AttemptTimeout
-	if !c.deadline.IsZero() {
-		left := c.deadline.Sub(s.clock.Now())
-		if limit == 0 || left < limit {
-			limit = left
-		}
-	}
-	r := s.dep.Respond(Attempt{At: s.now, Limit: limit, InFlight: s.inFlight, Rand: s.rand})
-	c.started, c.latency, c.verdict = s.now, max(r.Latency, 0), r.Verdict
-	if limit > 0 && c.latency >= limit {
-		c.latency, c.verdict = limit, outcome.Verdict{Kind: outcome.Transient} // our timeout
-	}
-	s.inFlight++
-	s.q.push(s.now+c.latency, evEnd, id)
-}
-
-// end ends call id's attempt in progress: the breaker records it, and the retry
-// rules decide whether the call is over.
-func (s *sim) end(id int32) {
-	c := &s.calls[id]
-	s.inFlight--
-	if b := s.procs[c.proc].breaker; b != nil {
-		b.Record(c.ticket, c.verdict, c.latency)
-	}
-	st := s.procs[c.proc].loop.after(c.attempt, c.verdict, s.clock.Now(), c.deadline)
-	if !st.served && st.reason == 0 {
-		s.q.push(s.now+st.wait, evStart, id)
-		return
-	}
-	s.finish(id, st)
 }
 
 // finish records how call id ended and frees its slot.

@@ -1,0 +1,165 @@
+package simulation
+
+import (
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// An attempt runs as the card runs it: the breaker admits it once; inside the
+// breaker the hedge sends its first copy and, while no copy has answered
+// acceptably, its hedges; inside the hedge each copy has its own attempt timeout.
+// The hedge's rules are the hedge stage's (policy/hedge, Policy.Execute and its
+// call), applied to events instead of goroutines and timers; TestHedgeMatchesHedgeStage
+// holds the two together. At equal times, a copy's end is handled before a hedge
+// falling due: the end was always scheduled first.
+
+// start starts call id's next attempt: the breaker admits or refuses it, and an
+// admitted attempt sends its first copy to the dependency and, when the hedge is
+// armed, schedules its first hedge.
+func (s *sim) start(id int32) {
+	c := &s.calls[id]
+	p := &s.procs[c.proc]
+	c.attempt++
+	c.ticket = breaker.Ticket{}
+	if p.breaker != nil {
+		t, err := p.breaker.Admit()
+		if err != nil {
+			v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}
+			s.finish(id, p.loop.after(c.attempt, v, s.clock.Now(), c.deadline))
+			return
+		}
+		c.ticket = t
+	}
+	s.tags++
+	c.tag, c.started, c.over = s.tags, s.now, false
+	c.copies, c.running, c.winner, c.last = c.copies[:0], 0, -1, 0
+	delay, armed := p.hedge.armed(s.now, p.breaker)
+	s.rec.attempt(s.now, c.ticket.Probe())
+	s.send(id)
+	if armed {
+		c.delay = delay
+		s.q.push(s.now+delay, evHedge, id, c.tag)
+	}
+}
+
+// hedge handles call id's hedge falling due: unless the breaker is under
+// pressure or the budget cannot pay, it sends the next copy and, below
+// MaxAttempts copies, schedules the one after. A refused hedge ends the
+// attempt's hedging; the copies sent run on.
+func (s *sim) hedge(id int32) {
+	c := &s.calls[id]
+	p := &s.procs[c.proc]
+	if refuse(p.breaker, p.budget) {
+		s.rec.hedgeSkipped()
+		return
+	}
+	s.rec.attempt(s.now, false)
+	s.rec.hedgeSent(s.now)
+	s.send(id)
+	if len(c.copies) < p.hedge.maxAttempts {
+		s.q.push(s.now+c.delay, evHedge, id, c.tag)
+	}
+}
+
+// send sends the next copy of call id's attempt to the dependency and schedules
+// its end. A copy longer than its limit (the attempt timeout, or what is left
+// of the call's deadline) is cut there as a Transient failure.
+func (s *sim) send(id int32) {
+	c := &s.calls[id]
+	limit := s.cfg.Client.AttemptTimeout
+	if !c.deadline.IsZero() {
+		left := c.deadline.Sub(s.clock.Now())
+		if limit == 0 || left < limit {
+			limit = left
+		}
+	}
+	r := s.dep.Respond(Attempt{At: s.now, Limit: limit, InFlight: s.inFlight, Rand: s.rand, call: c.n, copy: len(c.copies)})
+	took, v := max(r.Latency, 0), r.Verdict
+	if limit > 0 && took >= limit {
+		took, v = limit, outcome.Verdict{Kind: outcome.Transient} // our timeout
+	}
+	s.tags++
+	c.copies = append(c.copies, attemptCopy{tag: s.tags, start: s.now, end: s.now + took, verdict: v})
+	c.running++
+	s.inFlight++
+	s.q.push(s.now+took, evEnd, id, s.tags)
+}
+
+// copyTagged returns the index of the copy of c's attempt tagged tag, or -1.
+func (c *call) copyTagged(tag uint64) int {
+	for k := range c.copies {
+		if c.copies[k].tag == tag {
+			return k
+		}
+	}
+	return -1
+}
+
+// end settles the copy of call id tagged tag, which has ended, as the hedge
+// stage settles a copy: a success is measured with its own duration; the first
+// acceptable result wins and cancels the other copies (they stop loading the
+// dependency now), and if a hedge won, a first copy not yet measured is measured
+// with the time it has run. When a copy won, or none is left running, the
+// attempt ends.
+func (s *sim) end(id int32, tag uint64) {
+	c := &s.calls[id]
+	h := s.procs[c.proc].hedge
+	k := c.copyTagged(tag)
+	a := &c.copies[k]
+	a.done = true
+	c.running--
+	s.inFlight--
+	c.last = k
+	if a.verdict.Kind == outcome.OK {
+		a.measured = true
+		h.record(s.now, s.now-a.start)
+	}
+	if c.winner < 0 && acceptable(a.verdict) {
+		c.winner = k
+		if first := &c.copies[0]; k > 0 && !first.measured {
+			first.measured = true
+			h.record(s.now, s.now-first.start)
+		}
+		for i := range c.copies {
+			if !c.copies[i].done {
+				c.copies[i].done = true
+				c.running--
+				s.inFlight--
+			}
+		}
+	}
+	if c.winner < 0 && c.running > 0 {
+		return
+	}
+	s.endAttempt(id)
+}
+
+// endAttempt ends call id's attempt, all of whose copies have ended or been
+// cancelled: the breaker records its verdict (the winner's, or the last
+// failure's) and its duration, and the retry rules decide whether the call is
+// over.
+func (s *sim) endAttempt(id int32) {
+	c := &s.calls[id]
+	p := &s.procs[c.proc]
+	c.over = true
+	kept := c.winner
+	if kept < 0 {
+		kept = c.last
+	}
+	if kept > 0 && kept == c.winner {
+		s.rec.hedgeWon()
+	}
+	v, took := c.copies[kept].verdict, s.now-c.started
+	if s.onAttempt != nil {
+		s.onAttempt(c.n, c.copies, kept, took)
+	}
+	if p.breaker != nil {
+		p.breaker.Record(c.ticket, v, took)
+	}
+	st := p.loop.after(c.attempt, v, s.clock.Now(), c.deadline)
+	if !st.served && st.reason == 0 {
+		s.q.push(s.now+st.wait, evStart, id, 0)
+		return
+	}
+	s.finish(id, st)
+}

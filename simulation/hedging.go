@@ -1,0 +1,126 @@
+package simulation
+
+import (
+	"cmp"
+	"errors"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
+)
+
+// Hedge configures a process's hedging, which follows the rules of the hedge
+// stage (package policy/hedge) placed as in the library's card, inside the
+// breaker: the breaker admits each attempt once and records one verdict for all
+// its copies. Every call is taken to be repeatable. The process's breaker (if
+// any) and budget (if any) are the hedge's, as the card shares them, and each
+// process measures its attempts with a real *latency.Estimator of its own on
+// the run's clock. The zero value is the hedge stage's default: a hedge after
+// the p95 of the last 30 s, never sooner than 10 ms, once 20 successes have
+// been measured, with at most 2 copies in flight.
+type Hedge struct {
+	// Quantile of the measured latency that sets the hedge delay, in (0, 1].
+	// Zero means [hedge.DefaultQuantile] (0.95).
+	Quantile float64
+	// MinDelay is the shortest hedge delay. Zero means [hedge.DefaultMinDelay]
+	// (10 ms); it must not be negative.
+	MinDelay time.Duration
+	// MinSamples is how many samples the estimator must hold before an attempt
+	// is hedged. Zero means [hedge.DefaultMinSamples] (20); it must not be
+	// negative.
+	MinSamples int
+	// MaxAttempts is the most copies of one attempt in flight, the first
+	// included; each hedge after the first waits another delay. Zero means
+	// [hedge.DefaultMaxAttempts] (2); otherwise it must be at least 2.
+	MaxAttempts int
+	// Window is how far back the process's estimator looks. Zero means
+	// [latency.DefaultWindow] (30 s); it must not be negative.
+	Window time.Duration
+}
+
+// validate reports every setting of h that cannot work, in the words of the
+// hedge stage's and the estimator's own validation.
+func (h *Hedge) validate() error {
+	return errors.Join(h.stage().Validate(), latency.Config{Window: h.Window}.Validate())
+}
+
+// stage returns h as the hedge stage's Config.
+func (h *Hedge) stage() hedge.Config {
+	return hedge.Config{Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples, MaxAttempts: h.MaxAttempts, Repeatable: true}
+}
+
+// hedger is one process's hedging: its estimator and the stage's settings, with
+// their defaults applied.
+type hedger struct {
+	est         *latency.Estimator
+	quantile    float64
+	minDelay    time.Duration
+	minSamples  int
+	maxAttempts int
+}
+
+// newHedger returns the hedging h configures, with an estimator on clock, or
+// nil when h is nil.
+func newHedger(h *Hedge, clock clockwork.Clock) (*hedger, error) {
+	if h == nil {
+		return nil, nil
+	}
+	est, err := latency.New(latency.Config{Window: h.Window, Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	return &hedger{
+		est:         est,
+		quantile:    cmp.Or(h.Quantile, hedge.DefaultQuantile),
+		minDelay:    cmp.Or(h.MinDelay, hedge.DefaultMinDelay),
+		minSamples:  cmp.Or(h.MinSamples, hedge.DefaultMinSamples),
+		maxAttempts: cmp.Or(h.MaxAttempts, hedge.DefaultMaxAttempts),
+	}, nil
+}
+
+// armed reports whether an attempt starting at now may be hedged, and after
+// what delay: the hedge stage's test when an attempt starts (hedge.Policy's
+// armed). The estimator must hold MinSamples samples and the breaker, if any,
+// must be under [hedge.MaxPressure]; the delay is the estimator's quantile,
+// never below MinDelay. A nil hedger never arms.
+func (h *hedger) armed(now time.Duration, b *breaker.Breaker) (time.Duration, bool) {
+	if h == nil {
+		return 0, false
+	}
+	d, n := h.est.Quantile(now, h.quantile)
+	if n < h.minSamples || (b != nil && b.Pressure() >= hedge.MaxPressure) {
+		return 0, false
+	}
+	return max(d, h.minDelay), true
+}
+
+// refuse is the hedge stage's test when a hedge is due: the breaker must still
+// be under [hedge.MaxPressure], and the budget must pay one token for the hedge.
+// It reports whether the hedge may not be sent; a refused hedge is not charged.
+func refuse(b *breaker.Breaker, bud *budget.Budget) bool {
+	if b != nil && b.Pressure() >= hedge.MaxPressure {
+		return true
+	}
+	_, ok := bud.Withdraw()
+	return !ok
+}
+
+// record feeds the estimator one latency sample d, observed at now. A nil
+// hedger measures nothing.
+func (h *hedger) record(now, d time.Duration) {
+	if h != nil {
+		h.est.Record(now, d)
+	}
+}
+
+// acceptable reports whether a copy's verdict ends the race, as in the hedge
+// stage: a success, or a Permanent failure that a copy of the same request would
+// only repeat.
+func acceptable(v outcome.Verdict) bool {
+	return v.Kind == outcome.OK || (v.Kind == outcome.Permanent && !v.Canceled && !v.SelfImposed)
+}
