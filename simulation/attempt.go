@@ -54,7 +54,7 @@ func (s *sim) hedge(id int32) {
 		return
 	}
 	s.rec.attempt(s.now, false)
-	s.rec.hedgeSent(s.now)
+	s.rec.hedgeSent(s.now, c.delay)
 	s.send(id)
 	if len(c.copies) < p.hedge.maxAttempts {
 		s.q.push(s.now+c.delay, evHedge, id, c.tag)

@@ -19,11 +19,15 @@ type Chart struct {
 	// Step is the x distance between consecutive values of a line, in the x
 	// axis's unit (1 for a series per second plotted in seconds). Zero means 1.
 	Step float64
+	// Start is the x of every line's first value, where the x axis starts. The
+	// zero value starts it at 0.
+	Start float64
 	// Lines are the series, drawn in order and named in the legend.
 	Lines []Line
 }
 
-// Line is one named series of a [Chart]; value i is plotted at x = i x Step.
+// Line is one named series of a [Chart]; value i is plotted at
+// x = Start + i x Step.
 type Line struct {
 	Name   string
 	Values []float64
@@ -109,7 +113,7 @@ func (c Chart) WriteSVG(w io.Writer) error {
 			}
 		}
 	}
-	xTick, xTop := ticks(xMax)
+	xTick, xTop := ticks(xMax)        // xMax and xTop are measured from Start
 	yTick, yTop := ticks(yMax * 1.05) // headroom above the highest value
 	x := func(v float64) float64 { return plotLeft + v/xTop*(plotRight-plotLeft) }
 	y := func(v float64) float64 { return plotBottom - v/yTop*(plotBottom-plotTop) }
@@ -122,7 +126,7 @@ func (c Chart) WriteSVG(w io.Writer) error {
 	for k := 0.0; k*xTick <= xTop+xTick/2; k++ {
 		v := k * xTick
 		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#ddd"/>`, f1(x(v)), plotTop, f1(x(v)), plotBottom)
-		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", f1(x(v)), plotBottom+16, label(v))
+		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", f1(x(v)), plotBottom+16, label(c.Start+v))
 	}
 	for k := 0.0; k*yTick <= yTop+yTick/2; k++ {
 		v := k * yTick

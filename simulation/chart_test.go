@@ -82,6 +82,21 @@ func TestChartWriteSVG(t *testing.T) {
 	assert.Contains(t, svg, "490.0,72.0")
 }
 
+func TestChartStart(t *testing.T) {
+	c := Chart{Start: 90, Step: 0.5, Lines: []Line{{Name: "tail", Values: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000}}}}
+	var b bytes.Buffer
+	require.NoError(t, c.WriteSVG(&b))
+	svg := b.String()
+	// x runs from 90 to 95 in ticks of 1: the first value at the left edge, the
+	// last (1000 of 1200) at the right.
+	for _, tick := range []string{">90</text>", ">91</text>", ">95</text>"} {
+		assert.Contains(t, svg, tick)
+	}
+	assert.NotContains(t, svg, `text-anchor="middle">0</text>`, "the x axis does not start at 0")
+	assert.Contains(t, svg, `points="70.0,`)
+	assert.Contains(t, svg, "700.0,93.3")
+}
+
 func TestTrimmed(t *testing.T) {
 	c := trimmed(Chart{Lines: []Line{{Values: []float64{1, 0, 2, 0, 0}}, {Values: []float64{0, 0, 0, 3, 0, 0}}, {}}})
 	assert.Equal(t, []float64{1, 0, 2, 0}, c.Lines[0].Values)

@@ -30,8 +30,8 @@ func (r *Report) String() string {
 	b.WriteString(")\n")
 	fmt.Fprintf(&b, "  latency       p50 %s, p90 %s, p99 %s (served calls, end to end)\n", millis(r.P50), millis(r.P90), millis(r.P99))
 	if r.Hedging {
-		fmt.Fprintf(&b, "  hedges        %d sent (%.2f%% of attempts), %d won, %d skipped\n",
-			r.HedgesSent, 100*ratio(r.HedgesSent, r.Attempts), r.HedgesWon, r.HedgesSkipped)
+		fmt.Fprintf(&b, "  hedges        %d sent (%.3f per call; median delay %s), %d won, %d skipped\n",
+			r.HedgesSent, ratio(r.HedgesSent, r.Offered), millis(r.HedgeDelay), r.HedgesWon, r.HedgesSkipped)
 	}
 	fmt.Fprintf(&b, "  breaker       %d opens, %d probes (peak %d per 100ms at %s)\n", r.BreakerOpens, r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
 	switch {

@@ -50,3 +50,21 @@ func TestReportWriteSeries(t *testing.T) {
 		"0\t10\t12\t8\t1\t0\t1\t0\n"+
 		"1\t0\t0\t0\t0\t0\t0\t2\n", b.String())
 }
+
+func TestReportStringAndSeriesOfAHedgedRun(t *testing.T) {
+	r := &Report{
+		Name: "hedged", Rate: 1, Offered: 200, Served: 200, Attempts: 213,
+		Hedging: true, HedgesSent: 13, HedgesWon: 9, HedgesSkipped: 2, HedgeDelay: 145300 * time.Microsecond,
+		Seconds: []Second{{Offered: 10, Attempts: 12, Served: 10, Hedges: 2}},
+	}
+	assert.Contains(t, r.String(), "  latency       p50 0.0ms, p90 0.0ms, p99 0.0ms (served calls, end to end)\n"+
+		"  hedges        13 sent (0.065 per call; median delay 145.3ms), 9 won, 2 skipped\n"+
+		"  breaker       ")
+	var b strings.Builder
+	require.NoError(t, r.WriteSeries(&b))
+	assert.Equal(t, "second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes\thedges\n"+
+		"0\t10\t12\t10\t0\t0\t0\t0\t2\n", b.String())
+
+	r.Hedging = false
+	assert.NotContains(t, r.String(), "hedges")
+}

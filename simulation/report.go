@@ -76,6 +76,10 @@ type Report struct {
 	HedgesSent    int
 	HedgesWon     int
 	HedgesSkipped int
+	// HedgeDelay is the median of the delays the hedges were sent after (the
+	// estimator's quantile, or MinDelay), 0 when none was sent: where the
+	// hedge delay settled.
+	HedgeDelay time.Duration
 
 	// BreakerOpens is the number of transitions to Open, over every process.
 	BreakerOpens int
@@ -151,6 +155,7 @@ const (
 type recorder struct {
 	r         Report
 	latencies []time.Duration
+	delays    []time.Duration // of the hedges sent
 	// offeredInFault and attemptsInFault feed FaultAmplification.
 	offeredInFault, attemptsInFault int
 }
@@ -215,9 +220,10 @@ func (rec *recorder) attempt(at time.Duration, probe bool) {
 	}
 }
 
-func (rec *recorder) hedgeSent(at time.Duration) {
+func (rec *recorder) hedgeSent(at, delay time.Duration) {
 	rec.r.HedgesSent++
 	rec.second(at).Hedges++
+	rec.delays = append(rec.delays, delay)
 }
 
 func (rec *recorder) hedgeWon() { rec.r.HedgesWon++ }
@@ -271,6 +277,8 @@ func (rec *recorder) report() *Report {
 	slices.Sort(rec.latencies)
 	r.latencies = rec.latencies
 	r.P50, r.P90, r.P99 = r.Latency(0.50), r.Latency(0.90), r.Latency(0.99)
+	slices.Sort(rec.delays)
+	r.HedgeDelay = rank(rec.delays, 0.5)
 	r.Recovered, r.TimeToRecover, r.Stable, r.TimeToStable = recovery(r.Faults, r.Seconds)
 	return r
 }

@@ -110,3 +110,36 @@ func TestRecovery(t *testing.T) {
 		assert.Equal(t, tc.tts, tts, tc.name)
 	}
 }
+
+func TestRecorderCountsHedges(t *testing.T) {
+	rec := newRecorder(Config{Duration: 2 * time.Second, Rate: 1, Client: Client{Hedge: &Hedge{}}}, nil)
+	for i, d := range []time.Duration{30, 10, 20} {
+		at := time.Duration(i) * 700 * time.Millisecond
+		rec.offer(at)
+		rec.attempt(at, false)
+		rec.attempt(at+d*time.Millisecond, false)
+		rec.hedgeSent(at+d*time.Millisecond, d*time.Millisecond)
+		rec.served(at, (d+5)*time.Millisecond)
+	}
+	rec.hedgeWon()
+	rec.hedgeSkipped()
+	r := rec.report()
+	assert.True(t, r.Hedging)
+	assert.Equal(t, 3, r.HedgesSent)
+	assert.Equal(t, 1, r.HedgesWon)
+	assert.Equal(t, 1, r.HedgesSkipped)
+	assert.Equal(t, 20*time.Millisecond, r.HedgeDelay, "the median delay")
+	assert.Equal(t, 6, r.Attempts)
+	assert.Equal(t, []int{2, 1}, []int{r.Seconds[0].Hedges, r.Seconds[1].Hedges})
+	// Latency is the nearest-rank quantile of served calls, q clamped to [0, 1].
+	assert.Equal(t, 15*time.Millisecond, r.Latency(0))
+	assert.Equal(t, 15*time.Millisecond, r.Latency(-1))
+	assert.Equal(t, 25*time.Millisecond, r.Latency(0.5))
+	assert.Equal(t, 35*time.Millisecond, r.Latency(2))
+	assert.Equal(t, r.P99, r.Latency(0.99))
+	assert.Zero(t, (&Report{}).Latency(0.5), "no call served")
+
+	none := newRecorder(Config{Duration: time.Second, Rate: 1}, nil).report()
+	assert.False(t, none.Hedging)
+	assert.Zero(t, none.HedgeDelay)
+}

@@ -15,7 +15,7 @@ import (
 )
 
 // busy is a run that exercises everything at once: a fleet with breakers,
-// budgets and retries, a latency distribution, an outage and failures.
+// budgets, retries and hedges, a latency distribution, an outage and failures.
 func busy(seed uint64) Config {
 	return Config{
 		Name:      "busy",
@@ -29,6 +29,7 @@ func busy(seed uint64) Config {
 			Breaker:        &breaker.Config{},
 			Budget:         &budget.Config{},
 			Retry:          &Retry{},
+			Hedge:          &Hedge{},
 			AttemptTimeout: 80 * time.Millisecond,
 			Deadline:       time.Second,
 		},
@@ -59,6 +60,8 @@ func TestRunIsDeterministic(t *testing.T) {
 	require.Positive(t, first.BreakerOpens)
 	require.Positive(t, first.RefusedByBreaker)
 	require.Positive(t, first.Failed)
+	require.Positive(t, first.HedgesSent)
+	require.Positive(t, first.HedgesWon)
 	assert.Equal(t, first.Offered, first.Served+first.Refused()+first.Failed)
 }
 

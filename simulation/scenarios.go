@@ -74,6 +74,17 @@ func Scenarios() []Scenario {
 			},
 		},
 		{
+			Name:     "hedging",
+			Claim:    "hedging at the measured p95 halves the p99 of a heavy-tailed dependency for about 1 - 0.95 more attempts",
+			Variants: hedging,
+			Compare: func(rs []*Report) []Chart {
+				return []Chart{
+					latencyTail(rs),
+					compare("attempts per second", "attempts", rs, 1, attemptsPerSecond),
+				}
+			},
+		},
+		{
 			Name:    "slow-call-trip",
 			Claim:   "a brownout trips a breaker whose slow-call threshold is a multiple of the measured median, while a p99-based constant never trips",
 			Pending: "not built yet: to be written against the breaker's measured normal latency (breaker.Config.SlowCalls) with a Brownout",
@@ -185,6 +196,45 @@ func coldStart(seed uint64) []Config {
 		variant("cold-start/cold-at-15", coldLight, true),
 		variant("cold-start/cold-at-60", coldFull, true),
 	}
+}
+
+// Hedging: one process, 200 calls a second for a minute, through the card
+// (breaker, budget, retry) against a healthy dependency whose tail is heavy
+// (median 20 ms, p99 400 ms), without and with the default hedge.
+var hedgingLatency = Healthy{P50: 20 * time.Millisecond, P99: 400 * time.Millisecond}
+
+const (
+	hedgingRate     = 200 // calls per second
+	hedgingDuration = 60 * time.Second
+)
+
+func hedging(seed uint64) []Config {
+	c := Config{
+		Seed:       seed,
+		Duration:   hedgingDuration,
+		Rate:       hedgingRate,
+		Dependency: hedgingLatency,
+		Client:     Client{Breaker: &breaker.Config{}, Budget: &budget.Config{}, Retry: &Retry{}},
+	}
+	without, with := c, c
+	without.Name = "hedging/no-hedge"
+	with.Name = "hedging/p95-hedge"
+	with.Client.Hedge = &Hedge{}
+	return []Config{without, with}
+}
+
+// latencyTail overlays the tail of the latency of served calls: the latency in
+// milliseconds at every tenth of a percentile from the 90th to the 99.9th.
+func latencyTail(rs []*Report) Chart {
+	c := Chart{Title: "latency of served calls, p90 to p99.9", XLabel: "percentile", YLabel: "latency (ms)", Start: 90, Step: 0.1}
+	for _, r := range rs {
+		v := make([]float64, 100)
+		for i := range v {
+			v[i] = float64(r.Latency(0.9+float64(i)/1000)) / float64(time.Millisecond)
+		}
+		c.Lines = append(c.Lines, Line{Name: r.Name, Values: v})
+	}
+	return c
 }
 
 // compare overlays one series of each report, named by the report.
