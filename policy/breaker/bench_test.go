@@ -102,3 +102,49 @@ func BenchmarkRefusal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNormals is the two-step API on the success path with each measured
+// normal on or off, to price them: "defaults" keeps both (and so a trip window),
+// "neither" keeps no window at all, as the defaults did before the measured
+// normals.
+func BenchmarkNormals(b *testing.B) {
+	off := struct {
+		slow  breaker.SlowCalls
+		fails breaker.Failures
+	}{breaker.SlowCalls{Disabled: true}, breaker.Failures{Disabled: true}}
+	for _, v := range []struct {
+		name string
+		cfg  breaker.Config
+	}{
+		{"defaults", breaker.Config{}},
+		{"no-SlowCalls", breaker.Config{SlowCalls: off.slow}},
+		{"no-Failures", breaker.Config{Failures: off.fails}},
+		{"neither", breaker.Config{SlowCalls: off.slow, Failures: off.fails}},
+	} {
+		br, err := breaker.New(v.cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		attempt := func() {
+			t, err := br.Admit()
+			if err != nil {
+				b.Fatal(err)
+			}
+			br.Done(t, outcome.Verdict{})
+		}
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				attempt()
+			}
+		})
+		b.Run(v.name+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					attempt()
+				}
+			})
+		})
+	}
+}

@@ -34,15 +34,18 @@ type Breaker struct {
 	window    *window         // trip window; nil unless a ratio trip is configured
 	latencies *latency.Window // latency baseline: successes while Closed; nil if SlowCalls is disabled
 	baseline  *window         // failure baseline: evidence while Closed; nil if the relative trip is off
-	trips     int             // consecutive trips since the breaker last closed; 0 after Reset
-	nominal   time.Duration   // nominal (grown, capped) break of the latest trip
-	served    time.Duration   // the break actually served, after jitter
-	until     instant         // when the latest break ends
-	slots     []slot          // half-open probe slots, len Config.HalfOpenProbes
-	lastSlot  uint64          // the most recent probe slot id handed out; starts at ordinary
-	successes int             // successful probes in the current half-open phase
-	rng       *rand.Rand
-	queue     []pipeline.Event // events waiting for delivery, oldest first
+	// scaled is SlowCalls.Multiple × scaledFrom, the last normal latency isSlow
+	// read: a cache of the measured threshold (scaledFrom starts at -1, no normal).
+	scaledFrom, scaled time.Duration
+	trips              int           // consecutive trips since the breaker last closed; 0 after Reset
+	nominal            time.Duration // nominal (grown, capped) break of the latest trip
+	served             time.Duration // the break actually served, after jitter
+	until              instant       // when the latest break ends
+	slots              []slot        // half-open probe slots, len Config.HalfOpenProbes
+	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
+	successes          int           // successful probes in the current half-open phase
+	rng                *rand.Rand
+	queue              []pipeline.Event // events waiting for delivery, oldest first
 
 	// delivering is held by the one goroutine delivering events; it is never
 	// acquired while mu is held, and guards spare.
@@ -78,7 +81,7 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{cfg: s, clock: cfg.Clock, onEvent: cfg.OnEvent, lastSlot: ordinary}
+	b := &Breaker{cfg: s, clock: cfg.Clock, onEvent: cfg.OnEvent, lastSlot: ordinary, scaledFrom: -1}
 	src := cfg.Rand
 	if src == nil {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
@@ -288,16 +291,16 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 		return
 	}
 	b.window.add(now, failure, slow)
-	w := b.window.total
+	w := &b.window.total
 	switch {
 	case b.failures >= b.cfg.consecutive:
 		b.trip(now, CauseConsecutiveFailures)
 	case w.calls < b.cfg.minimumCalls:
 	case b.cfg.failureRatio > 0 && ratio(w.failures, w.calls) >= b.cfg.failureRatio:
 		b.trip(now, CauseFailureRatio)
-	case w.failures >= 2 && b.relativeTrips(w):
+	case w.failures >= 2 && b.relativeTrips(*w):
 		b.trip(now, CauseRelativeFailureRatio)
-	case b.cfg.slowJudged() && ratio(w.slow, w.calls) >= b.cfg.slowRatio:
+	case w.slow > 0 && ratio(w.slow, w.calls) >= b.cfg.slowRatio:
 		b.trip(now, CauseSlowCalls)
 	}
 }

@@ -41,6 +41,39 @@ func TestBadConfigs(t *testing.T) {
 		{"failure ratio NaN", breaker.Config{FailureRatio: math.NaN()}, "Config.FailureRatio must lie between 0 and 1 (0 means off), got NaN"},
 		{"slow ratio above 1", breaker.Config{SlowCallRatio: 2}, "Config.SlowCallRatio must lie between 0 and 1 (0 means the default 0.5), got 2"},
 		{"unknown jitter", breaker.Config{BreakJitter: 7}, "Config.BreakJitter must be JitterEqual, JitterFull or JitterNone, got breaker.Jitter(7)"},
+
+		{"slow multiple of 1", breaker.Config{SlowCalls: breaker.SlowCalls{Multiple: 1}}, "Config.SlowCalls.Multiple must be a finite number above 1 (0 means the default 3), got 1"},
+		{"slow multiple negative", breaker.Config{SlowCalls: breaker.SlowCalls{Multiple: -3}}, "Config.SlowCalls.Multiple must be a finite number above 1 (0 means the default 3), got -3"},
+		{"slow multiple infinite", breaker.Config{SlowCalls: breaker.SlowCalls{Multiple: math.Inf(1)}}, "Config.SlowCalls.Multiple must be a finite number above 1 (0 means the default 3), got +Inf"},
+		{"slow multiple NaN", breaker.Config{SlowCalls: breaker.SlowCalls{Multiple: math.NaN()}}, "Config.SlowCalls.Multiple must be a finite number above 1 (0 means the default 3), got NaN"},
+		{"slow quantile above the median", breaker.Config{SlowCalls: breaker.SlowCalls{Quantile: 0.95}}, "Config.SlowCalls.Quantile must lie in (0, 0.5] (0 means the default 0.5; it is capped at the median, since a higher quantile follows a brownout instead of remembering healthy latency), got 0.95"},
+		{"slow quantile negative", breaker.Config{SlowCalls: breaker.SlowCalls{Quantile: -0.5}}, "Config.SlowCalls.Quantile must lie in (0, 0.5]"},
+		{"slow quantile NaN", breaker.Config{SlowCalls: breaker.SlowCalls{Quantile: math.NaN()}}, "got NaN"},
+		{"slow window negative", breaker.Config{SlowCalls: breaker.SlowCalls{Window: -time.Minute}}, "Config.SlowCalls.Window must not be negative (0 means the default 5m0s), got -1m0s"},
+		{"slow window under a slice each", breaker.Config{SlowCalls: breaker.SlowCalls{Window: 5, Disabled: true}}, "Config.SlowCalls.Window must be at least 10 nanoseconds (one per slice), got 5ns"},
+		{"slow samples negative", breaker.Config{SlowCalls: breaker.SlowCalls{MinimumSamples: -1}}, "Config.SlowCalls.MinimumSamples must be at least 1 (0 means the default 20), got -1"},
+		{"failure multiple below 1", breaker.Config{Failures: breaker.Failures{Multiple: 0.5}}, "Config.Failures.Multiple must be a finite number above 1 (0 means the default 5), got 0.5"},
+		{"floor above 1", breaker.Config{Failures: breaker.Failures{Floor: 1.5}}, "Config.Failures.Floor must lie in (0, 1] (0 means the default 0.05), got 1.5"},
+		{"floor negative", breaker.Config{Failures: breaker.Failures{Floor: -0.05}}, "Config.Failures.Floor must lie in (0, 1] (0 means the default 0.05), got -0.05"},
+		{"floor NaN", breaker.Config{Failures: breaker.Failures{Floor: math.NaN(), Disabled: true}}, "Config.Failures.Floor must lie in (0, 1] (0 means the default 0.05), got NaN"},
+		{"failure samples negative", breaker.Config{Failures: breaker.Failures{MinimumSamples: -100}}, "Config.Failures.MinimumSamples must be at least 1 (0 means the default 100), got -100"},
+		{"failure window negative", breaker.Config{Failures: breaker.Failures{Window: -time.Second}}, "Config.Failures.Window must not be negative (0 derives it from TripWindow), got -1s"},
+		{"failure window under a bucket each", breaker.Config{Failures: breaker.Failures{Window: 9}}, "Config.Failures.Window must be at least 10 nanoseconds (one per bucket), got 9ns"},
+
+		{"latency race: a short baseline", breaker.Config{SlowCalls: breaker.SlowCalls{Window: 50 * time.Second}},
+			"breaker: Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 50s = 25s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 30s = 30s): the normal latency would follow a brownout before the trip window fills with it; lengthen SlowCalls.Window, raise SlowCalls.Quantile (up to 0.5), lower SlowCallRatio, shorten TripWindow, or set SlowCalls.Disabled"},
+		{"latency race: a low quantile", breaker.Config{SlowCalls: breaker.SlowCalls{Quantile: 0.05}, SlowCallRatio: 0.9},
+			"Config.SlowCalls.Quantile × SlowCalls.Window (0.05 × 5m0s = 15s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.9 × 30s = 54s)"},
+		{"latency race: a long trip window", breaker.Config{TripWindow: 3 * time.Minute, Failures: breaker.Failures{Disabled: true}},
+			"Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 5m0s = 2m30s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 3m0s = 3m0s)"},
+		{"failure race: an explicit window", breaker.Config{Failures: breaker.Failures{Window: 2 * time.Minute}},
+			"breaker: Config.Failures.Window / Failures.Multiple (2m0s / 5 = 24s) must be at least 2 × TripWindow (2 × 30s = 1m0s): an outage would lift the normal failure rate out of reach before the trip window turns over to failures; lengthen Failures.Window, lower Failures.Multiple, shorten TripWindow, or leave Failures.Window 0 to derive it"},
+		{"failure race: 10 × on a 5-minute baseline", breaker.Config{Failures: breaker.Failures{Multiple: 10, Window: 5 * time.Minute}},
+			"Config.Failures.Window / Failures.Multiple (5m0s / 10 = 30s) must be at least 2 × TripWindow (2 × 30s = 1m0s)"},
+		{"derived window over an hour, Multiple set", breaker.Config{TripWindow: 10 * time.Minute, Failures: breaker.Failures{Multiple: 5}, SlowCalls: breaker.SlowCalls{Disabled: true}},
+			"breaker: Config.Failures.Window, derived as 2 × TripWindow × Failures.Multiple (2 × 10m0s × 5), would be 1h40m0s, more than 1h0m0s; set Failures.Window, lower Failures.Multiple or TripWindow, or set Failures.Disabled"},
+		{"derived window over an hour, Floor set", breaker.Config{TripWindow: 10 * time.Minute, Failures: breaker.Failures{Floor: 0.1}, SlowCalls: breaker.SlowCalls{Disabled: true}},
+			"Config.Failures.Window, derived as 2 × TripWindow × Failures.Multiple (2 × 10m0s × 5), would be 1h40m0s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +92,34 @@ func TestBadConfigReportsEveryField(t *testing.T) {
 	require.Error(t, err)
 	for _, field := range []string{"HalfOpenProbes", "FailureRatio", "BreakDuration"} {
 		assert.Contains(t, err.Error(), "Config."+field)
+	}
+}
+
+func TestRacesAtTheirLimits(t *testing.T) {
+	for _, cfg := range []breaker.Config{
+		{SlowCalls: breaker.SlowCalls{Window: time.Minute}},                             // 0.5 × 60 s = 2 × 0.5 × 30 s
+		{Failures: breaker.Failures{Window: 5 * time.Minute}},                           // 300 s / 5 = 2 × 30 s: the defaults, written out
+		{Failures: breaker.Failures{Multiple: 10}},                                      // derived: 10 min
+		{TripWindow: 3 * time.Minute, SlowCalls: breaker.SlowCalls{Disabled: true}},     // no latency race to lose
+		{TripWindow: 6 * time.Minute, SlowCalls: breaker.SlowCalls{Window: time.Hour}},  // derived: exactly 1 h
+		{TripWindow: 10 * time.Minute, SlowCalls: breaker.SlowCalls{Window: time.Hour}}, // derived past 1 h: steps aside
+	} {
+		assert.NoError(t, cfg.Validate(), "%+v", cfg)
+	}
+}
+
+// A relative trip the caller never configured steps aside rather than turn a
+// long TripWindow into an error; one they configured does not (see TestBadConfigs).
+func TestDefaultRelativeTripStepsAside(t *testing.T) {
+	for _, tc := range []struct {
+		trip  time.Duration
+		armed bool
+	}{{6 * time.Minute, true}, {6*time.Minute + time.Second, false}} {
+		r := newRig(t, breaker.Config{TripWindow: tc.trip, ConsecutiveFailures: math.MaxInt,
+			SlowCalls: breaker.SlowCalls{Disabled: true}})
+		r.serve(100, ok, time.Millisecond, time.Second)
+		_, known := r.b.NormalFailureRate()
+		assert.Equal(t, tc.armed, known, "TripWindow %v", tc.trip)
 	}
 }
 
@@ -82,5 +143,6 @@ func TestStringers(t *testing.T) {
 	assert.Equal(t, "full", breaker.JitterFull.String())
 	assert.Equal(t, "none", breaker.JitterNone.String())
 	assert.Equal(t, "probe failed", breaker.CauseProbeFailed.String())
+	assert.Equal(t, "relative failure ratio", breaker.CauseRelativeFailureRatio.String())
 	assert.Equal(t, "breaker.Cause(0)", breaker.Cause(0).String())
 }

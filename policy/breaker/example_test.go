@@ -120,3 +120,84 @@ func ExampleConfig_Validate() {
 	// breaker: Config.FailureRatio must lie between 0 and 1 (0 means off), got 1.5
 	// breaker: Config.HalfOpenProbes must be at least 1 (0 means the default 1), got -1
 }
+
+// The measured normal latency at work: a minute of 20 ms calls makes the normal,
+// then the dependency browns out to 200 ms. No threshold was configured.
+func ExampleBreaker_NormalLatency() {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{
+		Clock: clock,
+		OnEvent: func(e pipeline.Event) {
+			if t, ok := e.(breaker.Transition); ok && t.To == breaker.Open {
+				fmt.Println("opened:", t.Cause)
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	call := func(d time.Duration) { // one call every 100 ms, taking d
+		if t, err := b.Admit(); err == nil {
+			clock.Advance(d)
+			b.Done(t, outcome.Verdict{})
+			clock.Advance(100*time.Millisecond - d)
+		}
+	}
+	for range 600 {
+		call(20 * time.Millisecond)
+	}
+	normal, _ := b.NormalLatency()
+	fmt.Println("normal latency:", normal.Round(time.Millisecond))
+	fmt.Println("slow above:", b.Snapshot().SlowCallThreshold.Round(time.Millisecond))
+
+	start := clock.Now()
+	for b.State() == breaker.Closed && clock.Since(start) < time.Minute {
+		call(200 * time.Millisecond)
+	}
+	fmt.Println("after", clock.Since(start).Round(time.Second), "of brownout")
+	normal, _ = b.NormalLatency()
+	fmt.Println("normal latency, still:", normal.Round(time.Millisecond))
+	// Output:
+	// normal latency: 22ms
+	// slow above: 66ms
+	// opened: slow calls
+	// after 15s of brownout
+	// normal latency, still: 22ms
+}
+
+// The relative failure ratio: a dependency that normally fails 1% of the time
+// trips at 5 × 1%, with no FailureRatio configured. Its rate is learned over
+// 5 minutes (derived from the 30 s trip window), so a rise in failures moves it
+// more slowly than it fills the trip window: the trip window reaches the rising
+// trip point (here about 9%) after 12 s of 20% failures.
+func ExampleBreaker_NormalFailureRate() {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	call := func(fails bool) {
+		if t, err := b.Admit(); err == nil {
+			v := outcome.Verdict{}
+			if fails {
+				v = outcome.Verdict{Kind: outcome.Transient}
+			}
+			b.Done(t, v)
+			clock.Advance(100 * time.Millisecond)
+		}
+	}
+	for i := range 3000 { // 5 minutes at 1% failures
+		call(i%100 == 0)
+	}
+	rate, _ := b.NormalFailureRate()
+	fmt.Printf("normal failure rate %.3f, trip point %.3f\n", rate, b.Snapshot().FailureTripPoint)
+	start := clock.Now()
+	for i := 0; b.State() == breaker.Closed && i < 600; i++ { // then 20% failures
+		call(i%5 == 0)
+	}
+	rate, _ = b.NormalFailureRate()
+	fmt.Printf("%v after %v; normal failure rate %.3f\n", b.State(), clock.Since(start).Round(time.Second), rate)
+	// Output:
+	// normal failure rate 0.010, trip point 0.050
+	// open after 12s; normal failure rate 0.018
+}

@@ -23,7 +23,9 @@ import (
 // goroutine asks for admission at once while the probes admitted hold their
 // slots. The clock only moves between phases, so no slot expires mid-phase: the
 // probes admitted in a storm are all concurrent, and there must be exactly
-// HalfOpenProbes of them.
+// HalfOpenProbes of them. Meanwhile a reader polls the measured normals, which
+// the attempts feed with durations from microseconds to seconds, and Reset
+// between rounds must leave them as they were.
 func TestHammer(t *testing.T) {
 	const (
 		probes     = 3
@@ -52,14 +54,40 @@ func TestHammer(t *testing.T) {
 
 	chaos := func(round int) {
 		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		var reader sync.WaitGroup
+		reader.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if d, known := b.NormalLatency(); known {
+					assert.GreaterOrEqual(t, d, time.Duration(0))
+				}
+				if r, known := b.NormalFailureRate(); known {
+					assert.True(t, r >= 0 && r <= 1, "rate %v", r)
+				}
+				s := b.Snapshot()
+				assert.True(t, s.FailureTripPoint <= 0.5, "trip point %v above FailureRatio", s.FailureTripPoint)
+			}
+		})
+		defer func() { close(stop); reader.Wait() }()
 		for g := range goroutines {
 			wg.Go(func() {
 				rng := rand.New(rand.NewPCG(uint64(round), uint64(g)))
 				for i := range 50 {
 					v := verdicts[rng.IntN(len(verdicts))]
-					if i%2 == 0 {
+					switch i % 3 {
+					case 0:
 						if tk, err := b.Admit(); err == nil {
 							b.Done(tk, v)
+						}
+						continue
+					case 1:
+						if tk, err := b.Admit(); err == nil {
+							b.Record(tk, v, time.Duration(rng.Int64N(int64(2*time.Second))))
 						}
 						continue
 					}
@@ -104,8 +132,13 @@ func TestHammer(t *testing.T) {
 
 	for round := range 40 {
 		chaos(round)
-		assert.LessOrEqual(t, b.Snapshot().Probes, probes)
+		before := b.Snapshot()
+		assert.LessOrEqual(t, before.Probes, probes)
 		b.Reset()
+		after := b.Snapshot()
+		assert.Equal(t, before.NormalLatencyOK, after.NormalLatencyOK, "Reset keeps the normal latency")
+		assert.Equal(t, before.NormalLatency, after.NormalLatency, "Reset keeps the normal latency")
+		assert.Equal(t, before.NormalFailureRate, after.NormalFailureRate, "Reset keeps the normal failure rate")
 		for range 4 {
 			tk, err := b.Admit()
 			require.NoError(t, err)
@@ -118,4 +151,6 @@ func TestHammer(t *testing.T) {
 		clock.Advance(time.Duration(round%5) * time.Second)
 	}
 	assert.Greater(t, transitions.Load(), int64(160), "the breaker moved")
+	_, known := b.NormalLatency()
+	assert.True(t, known, "the successes of the last rounds make a normal latency")
 }

@@ -13,10 +13,24 @@ func ratio(n, of int) float64 { return float64(n) / float64(of) }
 // isSlow reports whether an attempt of duration d, ending at now, is slow: longer
 // than the effective slow-call threshold. It is the breaker's one judgement of
 // slowness, shared by the slow-call trip and the probes (and by the recovery ramp
-// to come).
+// to come). It is slowLimit written for the path of every attempt: it skips
+// the measurement when the constant already decides, and scales the normal
+// only when it has changed.
 func (b *Breaker) isSlow(now instant, d time.Duration) bool {
-	limit, ok := b.slowLimit(now)
-	return ok && d > limit
+	if c := b.cfg.slowThreshold; c > 0 && d > c {
+		return true // above the constant: no measurement can make it fast
+	}
+	if b.latencies == nil {
+		return false
+	}
+	normal, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
+	if n < b.cfg.slowMinimum {
+		return false
+	}
+	if normal != b.scaledFrom { // the memo moved: scale it again
+		b.scaledFrom, b.scaled = normal, scale(normal, b.cfg.slowMult)
+	}
+	return d > b.scaled
 }
 
 // slowLimit returns the effective slow-call threshold at now: the smaller of

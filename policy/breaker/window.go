@@ -13,6 +13,7 @@ type window struct {
 	origin  instant
 	width   time.Duration
 	head    int64   // absolute index of the newest bucket
+	cur     int     // head's index in buckets: head % len(buckets)
 	end     instant // where the bucket after head begins: a sample before it needs no rotation
 	buckets []bucket
 	total   bucket // the sum of buckets
@@ -39,7 +40,7 @@ func (w *window) index(t instant) int64 {
 }
 
 // rotate drops the buckets that have slid out of the window by now. Within the
-// newest bucket it costs one comparison.
+// newest bucket it costs one comparison, which add makes before calling it.
 func (w *window) rotate(now instant) {
 	if now.Before(w.end) {
 		return
@@ -62,6 +63,7 @@ func (w *window) rotate(now instant) {
 		}
 	}
 	w.head = k
+	w.cur = int(k % n)
 	w.end = w.origin.Add(time.Duration(k+1) * w.width)
 }
 
@@ -84,8 +86,10 @@ func (w *window) at(now instant) bucket {
 
 // add records one evidence sample at now.
 func (w *window) add(now instant, failure, slow bool) {
-	w.rotate(now)
-	b := &w.buckets[w.head%int64(len(w.buckets))]
+	if !now.Before(w.end) {
+		w.rotate(now)
+	}
+	b := &w.buckets[w.cur]
 	b.calls++
 	w.total.calls++
 	if failure {
