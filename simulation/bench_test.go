@@ -49,3 +49,31 @@ func BenchmarkSynchronizedProbe(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMinuteAt200PerSecondHedged is the same minute with the default hedge
+// in the card, against the default healthy dependency (p99 five times the
+// median), so that about one attempt in twenty is hedged.
+func BenchmarkMinuteAt200PerSecondHedged(b *testing.B) {
+	b.ReportAllocs()
+	c := minuteAt200()
+	c.Client.Hedge = &Hedge{}
+	var r *Report
+	for b.Loop() {
+		var err error
+		if r, err = Run(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Offered), "ns/call")
+}
+
+func BenchmarkHedgingScenario(b *testing.B) {
+	b.ReportAllocs()
+	s, _ := Lookup("hedging")
+	c := s.Variants(DefaultSeed)[1]
+	for b.Loop() {
+		if _, err := Run(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -6,30 +6,32 @@
 // # What runs for real
 //
 // Each client process of a run has a real *breaker.Breaker, driven through
-// Admit and Record before and after every attempt, a real *budget.Budget, and
-// a real retry.Backoff. The retry loop around them is the simulation's own, but
-// it applies the retry stage's rules in the retry stage's order, and a test
-// runs the real stage (package policy/retry, in a testing/synctest bubble) and
-// the simulated loop on the same scripts to keep the two identical. What is
-// modelled is the dependency ([Model]: [Healthy], [Brownout], [Outage],
-// [FailingFraction], [Capacity], composed by wrapping) and the load (a fleet of
-// processes, each offering calls at a constant rate).
+// Admit and Record before and after every attempt, a real *budget.Budget, a
+// real retry.Backoff and, when it hedges, a real *latency.Estimator that sets
+// its hedge delay. The retry loop and the hedge race around them are the
+// simulation's own, on events instead of goroutines and timers, but they apply
+// the retry and hedge stages' rules in those stages' order, and tests run the
+// real stages (packages policy/retry and policy/hedge, in testing/synctest
+// bubbles) and the simulation on the same scripts to keep the two identical.
+// What is modelled is the dependency ([Model]: [Healthy], [Brownout],
+// [Outage], [FailingFraction], [Capacity], composed by wrapping) and the load
+// (a fleet of processes, each offering calls at a constant rate).
 //
 // # Determinism
 //
 // A run is a discrete-event simulation on one goroutine. Events are ordered by
 // time and, at equal times, by the order they were scheduled; before each one,
-// the fake clock every breaker and budget of the run shares is advanced to its
-// time. Every random draw (the model's, each process's arrival phase, break
-// jitter and retry jitter) comes from a PCG generator seeded from
+// the fake clock every breaker, budget and estimator of the run shares is
+// advanced to its time. Every random draw (the model's, each process's arrival
+// phase, break jitter and retry jitter) comes from a PCG generator seeded from
 // [Config].Seed, and no output depends on map order, so the same Config gives
 // a byte-identical [Report], rendering and chart.
 //
 // # Scenarios
 //
 // [Scenarios] lists the built-in demonstrations (the retry storm, the
-// synchronized probe, the cold start), each a test of this package and
-// runnable with
+// synchronized probe, the cold start, hedging), each a test of this package
+// and runnable with
 //
 //	go run ./cmd/simulate
 //

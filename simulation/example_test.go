@@ -99,3 +99,35 @@ func ExampleReport_WriteSeries() {
 	// 1	4	4	0	0	0	4	0
 	// 2	4	4	4	0	0	0	0
 }
+
+// Hedging a dependency with a heavy tail (median 20 ms, p99 400 ms): once 20
+// successes are measured, an attempt still running at the measured p95 gets a
+// second copy, and the first answer wins. The p99 of served calls falls from
+// about 400 ms to under 200 ms, for about 7% more attempts: the delay settles
+// a little under the true p95 (166 ms), because the slowest samples it reads
+// are cut short by the hedges that beat them (see docs/simulation.md).
+func ExampleHedge() {
+	report, err := simulation.Run(simulation.Config{
+		Name:       "hedged",
+		Seed:       1,
+		Duration:   time.Minute,
+		Rate:       100,
+		Dependency: simulation.Healthy{P50: 20 * time.Millisecond, P99: 400 * time.Millisecond},
+		Client:     simulation.Client{Hedge: &simulation.Hedge{}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(report)
+	// Output:
+	// hedged (seed 1): 1 process(es) x 100 calls/s for 60s
+	//   offered       6000
+	//   served        6000 (availability 100.00%)
+	//   refused       0 by breaker, 0 by budget
+	//   failed        0
+	//   attempts      6414 (1.069 per call; worst second 6: 1.180)
+	//   latency       p50 20.4ms, p90 104.9ms, p99 191.2ms (served calls, end to end)
+	//   hedges        414 sent (0.069 per call; median delay 143.8ms), 299 won, 0 skipped
+	//   breaker       0 opens, 0 probes (peak 0 per 100ms at 0s)
+	//   recovery      no faults
+}

@@ -63,6 +63,7 @@ type hedgeTrace struct {
 	quantile           time.Duration
 	tokens, pressure   float64
 	state              breaker.State
+	normal             time.Duration // the breaker's measured normal latency, from the attempts' durations
 }
 
 func newHedgeTrace(calls int) hedgeTrace {
@@ -165,6 +166,7 @@ func runHedgeStage(t *testing.T, c hedgeCase) hedgeTrace {
 		tr.tokens = bud.Tokens()
 		if brk != nil {
 			tr.pressure, tr.state = brk.Pressure(), brk.State()
+			tr.normal, _ = brk.NormalLatency()
 		}
 	})
 	return tr
@@ -214,6 +216,7 @@ func runSimHedging(t *testing.T, c hedgeCase) hedgeTrace {
 	tr.tokens = p.budget.Tokens()
 	if p.breaker != nil {
 		tr.pressure, tr.state = p.breaker.Pressure(), p.breaker.State()
+		tr.normal, _ = p.breaker.NormalLatency()
 	}
 	return tr
 }
@@ -246,7 +249,7 @@ func TestHedgeMatchesHedgeStage(t *testing.T) {
 	}
 	calm := &breaker.Config{ConsecutiveFailures: 2, BreakJitter: breaker.JitterNone}
 	oneToken := &budget.Config{Capacity: 1, RefillPerSecond: 0.001}
-	learn := hedgeCase{spacing: 100 * time.Millisecond}
+	learn := hedgeCase{spacing: 100 * time.Millisecond, breaker: calm}
 	for i := range 30 {
 		learn.calls = append(learn.calls, []copyPlan{ok(ms(10 + float64(i*37%60) + 0.013*float64(i))), ok(ms(3.3))})
 	}
@@ -297,6 +300,7 @@ func TestHedgeMatchesHedgeStage(t *testing.T) {
 		real, sim := runHedgeStage(t, c), runSimHedging(t, c)
 		assert.Equal(t, real, sim)
 		assert.Positive(t, real.sent, "hedges once 20 samples were measured")
+		assert.Positive(t, real.normal, "the breaker measured the attempts")
 		for n := range hedge.DefaultMinSamples {
 			assert.Len(t, real.starts[n], 1, "call %d came before the estimator held 20 samples", n)
 		}

@@ -22,6 +22,7 @@ func TestList(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "retry-storm ")
 	assert.Contains(t, out, "synchronized-probe ")
+	assert.Contains(t, out, "hedging ")
 	assert.Contains(t, out, "ramp-vs-cliff")
 	assert.Contains(t, out, "[pending: ")
 }
@@ -45,6 +46,21 @@ func TestRunsAScenarioAndWritesItsCharts(t *testing.T) {
 	_, other, _ := simulate("-scenario", "retry-storm", "-out", "", "-seed", "2")
 	assert.Contains(t, other, "(seed 2)")
 	assert.NotContains(t, other, "wrote ")
+}
+
+func TestRunsTheHedgingScenario(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := simulate("-scenario", "hedging", "-out", dir, "-series")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "hedging/no-hedge (seed 1)")
+	assert.Contains(t, out, "hedging/p95-hedge (seed 1)")
+	assert.Contains(t, out, "  hedges        ")
+	assert.Contains(t, out, "\tprobes\thedges\n", "the hedged run's series has a hedges column")
+	for _, name := range []string{"hedging-no-hedge.svg", "hedging-p95-hedge.svg", "hedging-latency-of-served-calls-p90-to-p99-9.svg", "hedging-attempts-per-second.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		assert.True(t, bytes.HasPrefix(b, []byte("<svg ")), name)
+	}
 }
 
 func TestRefusesWhatItCannotRun(t *testing.T) {
