@@ -55,7 +55,8 @@ func (h *Hedge) stage() hedge.Config {
 }
 
 // hedger is one process's hedging: its estimator and the stage's settings, with
-// their defaults applied.
+// their defaults applied. The estimator is built at time 0 on the run's clock,
+// so its Now is the run's virtual time, which the simulation passes directly.
 type hedger struct {
 	est         *latency.Estimator
 	quantile    float64
