@@ -98,8 +98,8 @@ func (c *call) copyTagged(tag uint64) int {
 // end settles the copy of call id tagged tag, which has ended, as the hedge
 // stage settles a copy: a success is measured with its own duration; the first
 // acceptable result wins and cancels the other copies (they stop loading the
-// dependency now), and if a hedge won, a first copy not yet measured is measured
-// with the time it has run. When a copy won, or none is left running, the
+// dependency now), and if a hedge won while the first copy still ran, the first
+// copy is measured with the time it has run. When a copy won, or none is left running, the
 // attempt ends.
 func (s *sim) end(id int32, tag uint64) {
 	c := &s.calls[id]
@@ -116,7 +116,7 @@ func (s *sim) end(id int32, tag uint64) {
 	}
 	if c.winner < 0 && acceptable(a.verdict) {
 		c.winner = k
-		if first := &c.copies[0]; k > 0 && !first.measured {
+		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
 			first.measured = true
 			h.record(s.now, s.now-first.start)
 		}

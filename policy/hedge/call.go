@@ -116,10 +116,11 @@ func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicEr
 	}
 	if c.winner < 0 && panicked == nil && acceptable(r.Verdict) {
 		c.winner = k
-		if first := &c.copies[0]; k > 0 && !first.measured {
-			// The first copy was overtaken. It took at least this long, longer
-			// than the hedge delay: recording that keeps the samples above the
-			// delay, and so the quantile, what they would be without hedging.
+		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
+			// The first copy was overtaken: it is still running. It takes at
+			// least this long, longer than the hedge delay: recording that keeps
+			// the samples above the delay, and so the quantile, what they would
+			// be without hedging. (A first copy that failed is no sample.)
 			first.measured = true
 			c.p.est.Record(end, end-first.start)
 		}

@@ -294,3 +294,18 @@ func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T)
 		time.Sleep(time.Second) // virtual: let the abandoned copy return before the bubble ends
 	})
 }
+
+func TestAFirstCopyThatFailedIsNoLatencySampleWhenTheHedgeWins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		est := warm(t, 20, time.Millisecond)
+		p := stage(t, hedge.Config{Estimator: est}, nil)
+		w := &work{plans: []copyPlan{
+			{after: 15 * time.Millisecond, err: errDown},
+			{after: 20 * time.Millisecond, value: "hedge"},
+		}}
+		v, err, _ := execute(t.Context(), p, w, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "hedge", v)
+		assert.Equal(t, 21, samples(est), "only the hedge's success is a sample")
+	})
+}
