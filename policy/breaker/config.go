@@ -26,7 +26,7 @@ const (
 	// window slides one bucket (3 s at the defaults) at a time.
 	DefaultWindowBuckets = 10
 	// DefaultSlowCallRatio is the fraction of slow samples in the trip window that
-	// opens the breaker when a slow-call threshold is set.
+	// opens the breaker, when a slow-call threshold is set or measured.
 	DefaultSlowCallRatio = 0.5
 	// DefaultBreakDuration is the first break after a trip.
 	DefaultBreakDuration = 15 * time.Second
@@ -42,11 +42,11 @@ const (
 )
 
 // Config configures a [Breaker]. The zero value of every field means its
-// documented default, so Config{} is a breaker that opens after 5 consecutive
-// failures, when at least half of the trip window's calls take more than 3 times
-// the dependency's median latency of the last 5 minutes, or when the trip
-// window's failure ratio reaches 5 times its failure rate of the last 5 minutes
-// (and at least 5%); it breaks for 15 s (doubling per consecutive trip up to
+// documented default, so Config{} is a breaker that opens on any of: 5
+// consecutive failures; half of the trip window's calls taking more than 3 times
+// the dependency's median latency of the last 5 minutes; or the trip window's
+// failure ratio reaching 5 times its failure rate of the last 5 minutes (and at
+// least 5%, with at least two failures). It breaks for 15 s (doubling per consecutive trip up to
 // 2 min, with equal jitter) and closes after 2 successful probes. Impossible
 // values, and measured normals that would lose their race against the trip
 // window, are refused by [Config.Validate] and [New] with an error naming every
@@ -68,7 +68,8 @@ type Config struct {
 	// defaults documented on [Failures].
 	Failures Failures
 	// MinimumCalls is how many evidence samples the trip window must hold before
-	// either ratio trip may open the breaker. Zero means DefaultMinimumCalls (20).
+	// any ratio trip (absolute, relative or slow-call) may open the breaker. Zero
+	// means DefaultMinimumCalls (20).
 	MinimumCalls int
 	// TripWindow is how far back the ratio trips look. Zero means
 	// DefaultTripWindow (30 s).

@@ -8,12 +8,16 @@
 // A [Breaker] is Closed, Open, HalfOpen or Isolated ([State]; Recovering is
 // reserved for a later recovery ramp). Closed admits everything and samples every
 // attempt. Any trip condition opens it: Config.ConsecutiveFailures failures in a
-// row, or, when configured, a failure ratio or slow-call ratio over the trip
-// window. Open refuses everything until its break ends; the first attempt after
-// that makes it HalfOpen and becomes a probe. HalfOpen admits at most
-// Config.HalfOpenProbes probes at a time; Config.ProbeSuccesses successful probes
-// close it, and one failed or slow probe opens it again with a longer break.
-// Isolated is a manual Open that never ends by itself.
+// row; a failure ratio over the trip window that reaches the effective trip
+// point (Config.FailureRatio, if set, lowered by the relative failure ratio of
+// Config.Failures); or a share of slow calls over the trip window that reaches
+// Config.SlowCallRatio, where a call is slow above the effective slow-call
+// threshold (Config.SlowCallThreshold, if set, lowered by the measured normal
+// latency of Config.SlowCalls). Open refuses everything until its break ends;
+// the first attempt after that makes it HalfOpen and becomes a probe. HalfOpen
+// admits at most Config.HalfOpenProbes probes at a time; Config.ProbeSuccesses
+// successful probes close it, and one failed or slow probe opens it again with a
+// longer break. Isolated is a manual Open that never ends by itself.
 //
 // Reading the state ([Breaker.State], [Breaker.Snapshot]) never changes it: an
 // Open breaker whose break has elapsed reads HalfOpen, and only the next admission
@@ -25,6 +29,30 @@
 // a success (Kind OK) are evidence. Throttled, Permanent, self-imposed and
 // canceled outcomes neither count as failures nor end a run of failures. The
 // breaker is consulted for every attempt, not every logical call.
+//
+// # Measured normals
+//
+// By default the breaker measures two things about its dependency, each over a
+// window much longer than the trip window: the median latency of its successful
+// attempts over 5 minutes ([Breaker.NormalLatency]), and the failure rate of its
+// evidence over 5 minutes ([Breaker.NormalFailureRate]). A call more than 3 times
+// the normal latency is slow; a trip window whose failure ratio reaches 5 times
+// the normal rate (never less than 5%, with at least two failures) opens the
+// breaker. A measurement only ever lowers a configured constant, never raises it.
+//
+// Only attempts recorded while Closed feed the baselines (successes the latency
+// one, successes and failures the rate one); probes and stragglers do not.
+// Opening, closing, Isolate and Reset clear the trip window but never the
+// baselines: they describe the dependency, not a decision about it. A baseline
+// that has seen too few samples in its window (20 successes, 100 outcomes) reads
+// "none", and its trip is disarmed; an idle baseline decays to none by itself.
+//
+// Each baseline races the trip window during an incident, and must win by a
+// factor of two: New refuses a SlowCalls whose Quantile × Window is under
+// 2 × SlowCallRatio × TripWindow, and a Failures whose Window / Multiple is under
+// 2 × TripWindow. A zero Failures.Window is derived to meet that exactly, and a
+// relative trip left at its zero value steps aside when that would take more than
+// an hour.
 //
 // # Use
 //

@@ -3,6 +3,7 @@ package breaker
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -33,4 +34,15 @@ func TestWindowSlidesBucketByBucket(t *testing.T) {
 	w.reset()
 	assert.Equal(t, bucket{}, w.total)
 	assert.Equal(t, int64(0), w.index(t0.Add(-time.Second)))
+}
+
+// TestBaselineSizes pins the memory docs/breaker.md gives for the failure
+// baseline (and for a trip window of 10 buckets), on 64-bit platforms.
+func TestBaselineSizes(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are documented for 64-bit platforms")
+	}
+	assert.Equal(t, uintptr(88), unsafe.Sizeof(window{}))
+	assert.Equal(t, uintptr(24), unsafe.Sizeof(bucket{}))
+	assert.Equal(t, 88+BaselineSlices*24, int(unsafe.Sizeof(window{})+BaselineSlices*unsafe.Sizeof(bucket{})))
 }
