@@ -113,12 +113,15 @@ func ourHedge(b *breaker.Breaker, bud *budget.Budget) pipeline.Policy[int] {
 // OursEmpty is a pipeline with no stages: the cost of Execute itself.
 func OursEmpty() *pipeline.Pipeline[int] { return pipeline.New[int]() }
 
-// ourBreaker is a breaker with the default settings on the success path and an
-// unreachable consecutive-failure trip on the failing path.
+// ourBreaker is a breaker with the default settings on the success path and,
+// on the failing path, an unreachable consecutive-failure trip and no relative
+// failure ratio (against a dependency that always fails, its trip point rises
+// to 1, which a window of nothing but failures reaches).
 func ourBreaker(p Path) *breaker.Breaker {
 	cfg := breaker.Config{}
 	if p == Failing {
 		cfg.ConsecutiveFailures = math.MaxInt
+		cfg.Failures.Disabled = true
 	}
 	return must(breaker.New(cfg))
 }
