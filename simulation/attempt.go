@@ -137,7 +137,8 @@ func (s *sim) end(id int32, tag uint64) {
 // endAttempt ends call id's attempt, all of whose copies have ended or been
 // cancelled: the breaker records its verdict (the winner's, or the last
 // failure's) and its duration, and the retry rules decide whether the call is
-// over.
+// over. The slow judge, if any, judges the attempt just before the breaker
+// records it.
 func (s *sim) endAttempt(id int32) {
 	c := &s.calls[id]
 	p := &s.procs[c.proc]
@@ -152,6 +153,11 @@ func (s *sim) endAttempt(id int32) {
 	v, took := c.copies[kept].verdict, s.now-c.started
 	if s.onAttempt != nil {
 		s.onAttempt(c.n, c.copies, kept, took)
+	}
+	if p.judge != nil {
+		if j, ok := p.judge.judge(s.now, v, took, p.breaker); ok {
+			s.rec.judged(s.now, j)
+		}
 	}
 	if p.breaker != nil {
 		p.breaker.Record(c.ticket, v, took)

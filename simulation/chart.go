@@ -27,15 +27,17 @@ type Chart struct {
 }
 
 // Line is one named series of a [Chart]; value i is plotted at
-// x = Start + i x Step.
+// x = Start + i x Step. A NaN or infinite value is not drawn: it breaks the
+// line, as a gap in the data.
 type Line struct {
 	Name   string
 	Values []float64
 }
 
 // Chart returns a chart of r's per-second series: offered, attempts, served,
-// refused and failed calls, probes, and hedges when the run hedged, up to the
-// last second in which anything happened.
+// refused and failed calls, probes, hedges when the run hedged, and slow
+// samples when it had a slow judge, up to the last second in which anything
+// happened.
 func (r *Report) Chart() Chart {
 	pick := func(f func(Second) int) []float64 {
 		v := make([]float64, len(r.Seconds))
@@ -58,6 +60,9 @@ func (r *Report) Chart() Chart {
 	}
 	if r.Hedging {
 		lines = append(lines, Line{"hedges", pick(func(s Second) int { return s.Hedges })})
+	}
+	if r.SlowJudge != nil {
+		lines = append(lines, Line{"slow", pick(func(s Second) int { return s.Slow })})
 	}
 	return trimmed(Chart{Title: title, XLabel: "time (s)", YLabel: "per second", Lines: lines})
 }
@@ -97,7 +102,7 @@ const (
 var palette = [...]string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"}
 
 // WriteSVG writes the chart as a standalone SVG document: axes with ticks and
-// labels, one polyline per line and a legend. The output depends only on the
+// labels, each line as polylines (one per run of drawable values) and a legend. The output depends only on the
 // chart, so it is byte-for-byte reproducible.
 func (c Chart) WriteSVG(w io.Writer) error {
 	step := c.Step
@@ -108,7 +113,7 @@ func (c Chart) WriteSVG(w io.Writer) error {
 	for _, l := range c.Lines {
 		xMax = max(xMax, float64(max(len(l.Values)-1, 0))*step)
 		for _, v := range l.Values {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if finite(v) {
 				yMax = max(yMax, v)
 			}
 		}
@@ -139,17 +144,20 @@ func (c Chart) WriteSVG(w io.Writer) error {
 
 	for i, l := range c.Lines {
 		colour := palette[i%len(palette)]
-		b.WriteString(`<polyline fill="none" stroke-width="1.5" stroke="` + colour + `" points="`)
-		for j, v := range l.Values {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+		for j := 0; j < len(l.Values); {
+			if !finite(l.Values[j]) {
+				j++
 				continue
 			}
-			if j > 0 {
-				b.WriteByte(' ')
+			b.WriteString(`<polyline fill="none" stroke-width="1.5" stroke="` + colour + `" points="`)
+			for from := j; j < len(l.Values) && finite(l.Values[j]); j++ {
+				if j > from {
+					b.WriteByte(' ')
+				}
+				b.WriteString(f1(x(float64(j)*step)) + "," + f1(y(l.Values[j])))
 			}
-			b.WriteString(f1(x(float64(j)*step)) + "," + f1(y(v)))
+			b.WriteString(`"/>` + "\n")
 		}
-		b.WriteString(`"/>` + "\n")
 		ly := legendTop + i*legendRowGap
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`, legendLeft, ly, legendLeft+24, ly, colour)
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", legendLeft+30, ly+4, html.EscapeString(l.Name))
@@ -179,6 +187,9 @@ func ticks(top float64) (step, end float64) {
 	}
 	return step, math.Ceil(top/step-1e-9) * step
 }
+
+// finite reports whether v can be drawn: neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // f1 formats a coordinate with one decimal.
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

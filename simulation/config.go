@@ -67,6 +67,11 @@ type Client struct {
 	// Deadline bounds the whole call, retries and backoffs included (the timeout
 	// stage outside the retry). Zero means no deadline; it must not be negative.
 	Deadline time.Duration
+	// SlowJudge, when set, gives each process an instrument that judges its
+	// attempts slow or not by a threshold of its choosing over a trip window like
+	// the breaker's, and reports what that slow-call trip would have seen. It
+	// changes nothing about how calls go. Nil means none.
+	SlowJudge *SlowJudge
 }
 
 // Retry configures the simulated retry loop, which follows the rules of the
@@ -127,6 +132,11 @@ func (c Config) Validate() error {
 	if h := c.Client.Hedge; h != nil {
 		if err := h.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("simulation: Client.Hedge: %w", err))
+		}
+	}
+	if j := c.Client.SlowJudge; j != nil {
+		if err := j.validate(c.Client.Breaker != nil); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

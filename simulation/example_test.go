@@ -76,7 +76,7 @@ func ExampleRun() {
 	//   failed        1
 	//   attempts      502 (0.627 per call; worst second 0: 1.000; during faults 0.025)
 	//   latency       p50 19.6ms, p90 29.8ms, p99 40.1ms (served calls, end to end)
-	//   breaker       1 opens, 2 probes (peak 1 per 100ms at 17.1s)
+	//   breaker       1 opens (first at 2.145s: consecutive failures), 2 probes (peak 1 per 100ms at 17.1s)
 	//   recovery      6s after the last fault ended (stable after 6s)
 }
 

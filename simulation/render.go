@@ -33,7 +33,19 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "  hedges        %d sent (%.3f per call; median delay %s), %d won, %d skipped\n",
 			r.HedgesSent, ratio(r.HedgesSent, r.Offered), millis(r.HedgeDelay), r.HedgesWon, r.HedgesSkipped)
 	}
-	fmt.Fprintf(&b, "  breaker       %d opens, %d probes (peak %d per 100ms at %s)\n", r.BreakerOpens, r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
+	fmt.Fprintf(&b, "  breaker       %d opens", r.BreakerOpens)
+	if r.BreakerOpens > 0 {
+		fmt.Fprintf(&b, " (first at %s: %s)", seconds(r.FirstOpen), r.FirstOpenCause)
+	}
+	fmt.Fprintf(&b, ", %d probes (peak %d per 100ms at %s)\n", r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
+	if r.SlowJudge != nil {
+		fmt.Fprintf(&b, "  slow calls    %d of %d judged slow by %s; trip window peak %.3f, ", r.Slow, r.Judged, r.SlowJudge, r.PeakSlowFraction)
+		if r.SlowTrip {
+			fmt.Fprintf(&b, "reached %s at %s\n", number(r.SlowCallRatio), seconds(r.SlowTripAt))
+		} else {
+			fmt.Fprintf(&b, "never reached %s\n", number(r.SlowCallRatio))
+		}
+	}
 	switch {
 	case len(r.Faults) == 0:
 		b.WriteString("  recovery      no faults\n")
@@ -49,18 +61,25 @@ func (r *Report) String() string {
 
 // WriteSeries writes the per-second series as a table with a header line, one
 // line per second, columns separated by tabs: the fields of [Second], with
-// Hedges (last) only when the run hedged.
+// Hedges only when the run hedged, and Judged, Slow, SlowFraction and Threshold
+// (in milliseconds) only when it had a slow judge.
 func (r *Report) WriteSeries(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes")
 	if r.Hedging {
 		b.WriteString("\thedges")
 	}
+	if r.SlowJudge != nil {
+		b.WriteString("\tjudged\tslow\tslow_fraction\tthreshold_ms")
+	}
 	b.WriteByte('\n')
 	for i, s := range r.Seconds {
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", i, s.Offered, s.Attempts, s.Served, s.RefusedByBreaker, s.RefusedByBudget, s.Failed, s.Probes)
 		if r.Hedging {
 			fmt.Fprintf(&b, "\t%d", s.Hedges)
+		}
+		if r.SlowJudge != nil {
+			fmt.Fprintf(&b, "\t%d\t%d\t%.4f\t%.1f", s.Judged, s.Slow, s.SlowFraction, float64(s.Threshold)/float64(time.Millisecond))
 		}
 		b.WriteByte('\n')
 	}

@@ -82,7 +82,11 @@ type Report struct {
 	HedgeDelay time.Duration
 
 	// BreakerOpens is the number of transitions to Open, over every process.
-	BreakerOpens int
+	// FirstOpen is when the first of them happened, on the run's time, and
+	// FirstOpenCause why; both are zero when no breaker opened.
+	BreakerOpens   int
+	FirstOpen      time.Duration
+	FirstOpenCause breaker.Cause
 	// Probes is the number of half-open probes admitted, over every process.
 	Probes int
 	// ProbeSeries counts probes admitted per [ProbeBucket] (100 ms), and
@@ -106,6 +110,21 @@ type Report struct {
 	Stable       bool
 	TimeToStable time.Duration
 
+	// SlowJudge is a copy of Client.SlowJudge, nil when the processes had none.
+	// With one, SlowCallRatio is the slow fraction its trip window trips at (the
+	// breaker's SlowCallRatio, default 0.5); Judged is the number of samples the
+	// judges judged, and Slow those they found slow; PeakSlowFraction is the
+	// highest slow fraction any judge's trip window held with at least
+	// MinimumCalls samples in it; SlowTrip is whether one reached SlowCallRatio
+	// (the moment the slow-call trip it judges would open a breaker), first at
+	// SlowTripAt on the run's time (0 when SlowTrip is false).
+	SlowJudge        *SlowJudge
+	SlowCallRatio    float64
+	Judged, Slow     int
+	PeakSlowFraction float64
+	SlowTrip         bool
+	SlowTripAt       time.Duration
+
 	// Seconds is the run second by second, from 0 to the end of the run or of
 	// the last attempt, whichever is later, rounded up to a whole second.
 	Seconds []Second
@@ -124,7 +143,8 @@ func (r *Report) Latency(q float64) time.Duration {
 // Second is one second of a run. Calls (Offered, Served, Refused*, Failed)
 // are counted in the second they were offered, however long they ran, so
 // Served / Offered is the availability of the calls offered in that second;
-// attempts, probes and hedges are counted in the second they started.
+// attempts, probes and hedges are counted in the second they started; judged
+// samples in the second they ended.
 type Second struct {
 	Offered          int
 	Attempts         int
@@ -135,6 +155,15 @@ type Second struct {
 	Probes           int
 	// Hedges is the hedges sent, which Attempts includes.
 	Hedges int
+	// Judged is the number of samples the slow judges judged, and Slow those
+	// they found slow. SlowFraction is the highest slow fraction of a judge's
+	// trip window after one of them, among windows holding at least
+	// MinimumCalls samples (0 if none), and Threshold the mean of the thresholds
+	// they were judged against, among those judged with an armed threshold (0
+	// if none).
+	Judged, Slow int
+	SlowFraction float64
+	Threshold    time.Duration
 }
 
 // Refused returns the calls refused by either the breaker or the budget.
@@ -158,15 +187,28 @@ type recorder struct {
 	delays    []time.Duration // of the hedges sent
 	// offeredInFault and attemptsInFault feed FaultAmplification.
 	offeredInFault, attemptsInFault int
+	// thresholds sums, per second, the armed thresholds judged against, and
+	// armed counts them, for Second.Threshold.
+	thresholds []time.Duration
+	armed      []int
 }
 
 func newRecorder(c Config, faults []Interval) *recorder {
-	return &recorder{r: Report{
+	rec := &recorder{r: Report{
 		Name: c.Name, Seed: c.Seed, Duration: c.Duration, Processes: c.processes(), Rate: c.Rate,
 		Faults:  faults,
 		Hedging: c.Client.Hedge != nil,
 		Seconds: make([]Second, 0, int(c.Duration/time.Second)+2),
 	}}
+	if j := c.Client.SlowJudge; j != nil {
+		copied := *j
+		rec.r.SlowJudge = &copied
+		rec.r.SlowCallRatio = breaker.DefaultSlowCallRatio
+		if b := c.Client.Breaker; b != nil && b.SlowCallRatio != 0 {
+			rec.r.SlowCallRatio = b.SlowCallRatio
+		}
+	}
+	return rec
 }
 
 // second returns the entry of the second containing t.
@@ -228,6 +270,32 @@ func (rec *recorder) hedgeSent(at, delay time.Duration) {
 
 func (rec *recorder) hedgeWon() { rec.r.HedgesWon++ }
 
+// judged counts a sample a slow judge judged, at the time it ended.
+func (rec *recorder) judged(at time.Duration, j judgement) {
+	s := rec.second(at)
+	rec.r.Judged++
+	s.Judged++
+	if j.slow {
+		rec.r.Slow++
+		s.Slow++
+	}
+	if j.counted {
+		s.SlowFraction = max(s.SlowFraction, j.fraction)
+		rec.r.PeakSlowFraction = max(rec.r.PeakSlowFraction, j.fraction)
+	}
+	if j.trips && !rec.r.SlowTrip {
+		rec.r.SlowTrip, rec.r.SlowTripAt = true, at
+	}
+	if j.threshold > 0 {
+		i := int(at / time.Second)
+		for len(rec.armed) <= i {
+			rec.thresholds, rec.armed = append(rec.thresholds, 0), append(rec.armed, 0)
+		}
+		rec.thresholds[i] += j.threshold
+		rec.armed[i]++
+	}
+}
+
 func (rec *recorder) hedgeSkipped() { rec.r.HedgesSkipped++ }
 
 func (rec *recorder) served(offered, latency time.Duration) {
@@ -251,9 +319,13 @@ func (rec *recorder) failed(offered time.Duration) {
 	rec.second(offered).Failed++
 }
 
-// onBreakerEvent is every breaker's Config.OnEvent: it counts opens.
+// onBreakerEvent is every breaker's Config.OnEvent: it counts opens and
+// notes the first.
 func (rec *recorder) onBreakerEvent(e pipeline.Event) {
 	if t, ok := e.(breaker.Transition); ok && t.To == breaker.Open {
+		if rec.r.BreakerOpens == 0 {
+			rec.r.FirstOpen, rec.r.FirstOpenCause = t.At.Sub(epoch), t.Cause
+		}
 		rec.r.BreakerOpens++
 	}
 }
@@ -272,6 +344,11 @@ func (rec *recorder) report() *Report {
 	for i, n := range r.ProbeSeries {
 		if n > r.PeakProbes {
 			r.PeakProbes, r.PeakProbesAt = n, time.Duration(i)*ProbeBucket
+		}
+	}
+	for i, n := range rec.armed {
+		if n > 0 {
+			r.Seconds[i].Threshold = rec.thresholds[i] / time.Duration(n)
 		}
 	}
 	slices.Sort(rec.latencies)

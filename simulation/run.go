@@ -113,6 +113,7 @@ type process struct {
 	breaker *breaker.Breaker // nil: no breaker
 	budget  *budget.Budget   // nil: unlimited
 	hedge   *hedger          // nil: no hedging
+	judge   *judge           // nil: no slow judge
 	loop    loop
 	phase   time.Duration
 	offered int // calls offered so far
@@ -150,8 +151,8 @@ type attemptCopy struct {
 	measured bool            // its latency was recorded with the estimator
 }
 
-// startProcesses builds every process: its breaker, budget, retry rules and
-// hedging, and its arrival phase.
+// startProcesses builds every process: its breaker, budget, retry rules,
+// hedging and slow judge, and its arrival phase.
 func (s *sim) startProcesses() error {
 	c := s.cfg
 	phases := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
@@ -168,11 +169,22 @@ func (s *sim) startProcesses() error {
 			}
 		}
 		p.loop = newLoop(c.Client.Retry, p.budget, rand.NewPCG(c.Seed, derive(c.Seed, streamRetry, uint64(i))))
+		if p.judge, err = newJudge(c.Client.SlowJudge, c.Client.Breaker, s.clock); err != nil {
+			return fmt.Errorf("simulation: Client.SlowJudge: %w", err)
+		}
 		if c.Client.Breaker != nil {
 			bc := *c.Client.Breaker
 			bc.Clock = s.clock
 			bc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamBreaker, uint64(i)))
 			bc.OnEvent = s.rec.onBreakerEvent
+			if j := p.judge; j != nil {
+				bc.OnEvent = func(e pipeline.Event) {
+					s.rec.onBreakerEvent(e)
+					if _, ok := e.(breaker.Transition); ok {
+						j.clear() // the breaker has emptied its trip window
+					}
+				}
+			}
 			if p.breaker, err = breaker.New(bc); err != nil {
 				return fmt.Errorf("simulation: Client.Breaker: %w", err)
 			}

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/resilience-go/pipeline/budget"
@@ -85,9 +86,16 @@ func Scenarios() []Scenario {
 			},
 		},
 		{
-			Name:    "slow-call-trip",
-			Claim:   "a brownout trips a breaker whose slow-call threshold is a multiple of the measured median, while a p99-based constant never trips",
-			Pending: "not built yet: to be written against the breaker's measured normal latency (breaker.Config.SlowCalls) with a Brownout",
+			Name:     "slow-call-trip",
+			Claim:    "a brownout trips a breaker whose slow-call threshold is a multiple of the measured median in about 15 s, while a threshold that chases the p99 never trips",
+			Variants: slowCallTrip,
+			Compare: func(rs []*Report) []Chart {
+				return []Chart{
+					compare("slow fraction of the trip window", "slow fraction (peak in the second)", rs, 1, slowFractionPerSecond),
+					compare("slow-call threshold", "threshold (ms)", rs, 1, thresholdPerSecond),
+					compare("served per second", "served calls", rs, 1, servedPerSecond),
+				}
+			},
 		},
 		{
 			Name:    "ramp-vs-cliff",
@@ -221,6 +229,73 @@ func hedging(seed uint64) []Config {
 	with.Name = "hedging/p95-hedge"
 	with.Client.Hedge = &Hedge{}
 	return []Config{without, with}
+}
+
+// The slow-call trip: one process, 100 calls a second for 3 minutes, through a
+// breaker, against the default healthy dependency (median 20 ms, p99 100 ms)
+// browned out 10 times from 60 s to 120 s. The first minute is the warm-up: it
+// gives the breaker's measured normal 6,000 successes and the p99 estimator
+// two full windows.
+var slowLatency = Healthy{P50: DefaultP50, P99: DefaultP99}
+
+const (
+	slowRate     = 100 // calls per second
+	slowFrom     = 60 * time.Second
+	slowTo       = 120 * time.Second
+	slowDuration = 180 * time.Second
+	slowFactor   = 10
+	slowQuantile = 0.99
+)
+
+// slowCallTrip returns the variants: the default breaker (3x the measured
+// median), a breaker that cannot trip on slowness judged by a threshold that
+// chases the p99, and a breaker with a constant threshold at the healthy p99.
+// Each has a slow judge, which reads the breaker's own threshold in the first
+// and the third.
+func slowCallTrip(seed uint64) []Config {
+	variant := func(name string, b breaker.Config, j SlowJudge) Config {
+		return Config{
+			Name:       name,
+			Seed:       seed,
+			Duration:   slowDuration,
+			Rate:       slowRate,
+			Dependency: Brownout{Base: slowLatency, From: slowFrom, To: slowTo, Factor: slowFactor},
+			Client:     Client{Breaker: &b, SlowJudge: &j},
+		}
+	}
+	off := breaker.SlowCalls{Disabled: true}
+	return []Config{
+		variant("slow-call-trip/median-3x", breaker.Config{}, SlowJudge{}),
+		variant("slow-call-trip/chased-p99", breaker.Config{SlowCalls: off}, SlowJudge{Quantile: slowQuantile}),
+		variant("slow-call-trip/fixed-p99", breaker.Config{SlowCalls: off, SlowCallThreshold: slowLatency.P99}, SlowJudge{}),
+	}
+}
+
+// slowFractionPerSecond is the highest slow fraction of the judge's trip
+// window in each second, NaN (not drawn) in the seconds without samples.
+func slowFractionPerSecond(r *Report) []float64 {
+	v := make([]float64, len(r.Seconds))
+	for i, s := range r.Seconds {
+		v[i] = s.SlowFraction
+		if s.Judged == 0 {
+			v[i] = math.NaN()
+		}
+	}
+	return v
+}
+
+// thresholdPerSecond is the mean slow-call threshold the samples of each
+// second were judged against, in milliseconds, NaN (not drawn) in the seconds
+// without an armed one.
+func thresholdPerSecond(r *Report) []float64 {
+	v := make([]float64, len(r.Seconds))
+	for i, s := range r.Seconds {
+		v[i] = float64(s.Threshold) / float64(time.Millisecond)
+		if s.Threshold == 0 {
+			v[i] = math.NaN()
+		}
+	}
+	return v
 }
 
 // latencyTail overlays the tail of the latency of served calls: the latency in
