@@ -154,13 +154,18 @@ func (s *sim) endAttempt(id int32) {
 	if s.onAttempt != nil {
 		s.onAttempt(c.n, c.copies, kept, took)
 	}
+	var j judgement
+	judged := false
 	if p.judge != nil {
-		if j, ok := p.judge.judge(s.now, v, took, p.breaker); ok {
+		if j, judged = p.judge.judge(s.now, v, took, p.breaker); judged {
 			s.rec.judged(s.now, j)
 		}
 	}
 	if p.breaker != nil {
 		p.breaker.Record(c.ticket, v, took)
+	}
+	if p.judge != nil && s.onJudged != nil {
+		s.onJudged(j, judged)
 	}
 	st := p.loop.after(c.attempt, v, s.clock.Now(), c.deadline)
 	if !st.served && st.reason == 0 {

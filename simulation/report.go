@@ -191,6 +191,9 @@ type recorder struct {
 	// armed counts them, for Second.Threshold.
 	thresholds []time.Duration
 	armed      []int
+	// onEvent, if set, sees every breaker event after it is counted. Tests
+	// use it.
+	onEvent func(pipeline.Event)
 }
 
 func newRecorder(c Config, faults []Interval) *recorder {
@@ -327,6 +330,9 @@ func (rec *recorder) onBreakerEvent(e pipeline.Event) {
 			rec.r.FirstOpen, rec.r.FirstOpenCause = t.At.Sub(epoch), t.Cause
 		}
 		rec.r.BreakerOpens++
+	}
+	if rec.onEvent != nil {
+		rec.onEvent(e)
 	}
 }
 

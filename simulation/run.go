@@ -105,6 +105,10 @@ type sim struct {
 	// offer order) has ended, with its copies, the one whose result it kept,
 	// and its duration. Tests use it.
 	onAttempt func(n int, copies []attemptCopy, kept int, took time.Duration)
+	// onJudged, if set, is called once the breaker has recorded an attempt
+	// that the process's slow judge was shown, with what the judge made of it
+	// (ok false: not a sample of the trip window). Tests use it.
+	onJudged func(j judgement, ok bool)
 }
 
 // process is one client process: its breaker, its retry rules (with its
