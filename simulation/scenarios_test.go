@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -141,117 +142,6 @@ func TestScenarioColdStart(t *testing.T) {
 	assert.InDelta(t, coldCapacity*DefaultCold, float64(served)/50, 2, "served per second from 10 s on")
 }
 
-// logNormal is the latency distribution of a Healthy model: ln L is normal
-// with mean mu and standard deviation sigma.
-type logNormal struct{ mu, sigma float64 }
-
-func fitted(h Healthy) logNormal {
-	mu := math.Log(float64(h.P50))
-	return logNormal{mu, (math.Log(float64(h.P99)) - mu) / z99}
-}
-
-// survival is P(L > x).
-func (l logNormal) survival(x time.Duration) float64 {
-	if x <= 0 {
-		return 1
-	}
-	return 0.5 * math.Erfc((math.Log(float64(x))-l.mu)/(l.sigma*math.Sqrt2))
-}
-
-// quantile is the q-th quantile of L, by bisection on its survival.
-func (l logNormal) quantile(q float64) time.Duration {
-	return solve(func(x time.Duration) float64 { return l.survival(x) - (1 - q) })
-}
-
-// solve finds the root of a function decreasing from positive to negative
-// over (0, 1 h], to the nanosecond.
-func solve(f func(time.Duration) float64) time.Duration {
-	lo, hi := time.Duration(0), time.Hour
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if f(mid) > 0 {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
-}
-
-// expect integrates g(L) over the distribution of L, for L > x.
-func (l logNormal) expect(x time.Duration, g func(time.Duration) float64) float64 {
-	from := -9.0
-	if x > 0 {
-		from = max(from, (math.Log(float64(x))-l.mu)/l.sigma)
-	}
-	const to, steps = 9.0, 1000
-	h := (to - from) / steps
-	sum := 0.0
-	for i := range steps {
-		z := from + (float64(i)+0.5)*h
-		sum += math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) * g(time.Duration(math.Exp(l.mu+l.sigma*z))) * h
-	}
-	return sum
-}
-
-// hedgeWins is the probability that a hedge sent after d wins the race against
-// the first copy it was sent for, both of latency L, independent:
-// P(d + L2 < L1 | L1 > d).
-func (l logNormal) hedgeWins(d time.Duration) float64 {
-	return l.expect(d, func(x time.Duration) float64 { return 1 - l.survival(x-d) }) / l.survival(d)
-}
-
-// sampled is the distribution function, at x, of the latency samples a hedge
-// stage with delay d feeds its estimator, per the stage's rules: a call whose
-// first copy takes L1 <= d gives L1; a hedged one whose first copy wins
-// (L1 < d + L2) gives L1; one whose hedge wins gives the first copy's lower
-// bound d + L2 and the hedge's own L2. won is P(d + L2 < L1), so that a call
-// gives 1 + won samples on average.
-func (l logNormal) sampled(d, x time.Duration, won float64) float64 {
-	above := 0.0
-	if x < d {
-		above = l.survival(x) - l.survival(d) // unhedged, in (x, d]
-	}
-	above += l.expect(max(x, d), func(y time.Duration) float64 { return l.survival(y - d) }) // first copies that won
-	above += l.expect(x-d, func(y time.Duration) float64 { return l.survival(y + d) })       // lower bounds d + L2
-	above += l.expect(x, func(y time.Duration) float64 { return l.survival(y + d) })         // hedges that won
-	return 1 - above/(1+won)
-}
-
-// estimatedDelay is what the estimator reads as the q-th quantile of the
-// samples a delay d produces, in expectation: the latency package's histogram
-// buckets (bounds ceil(2^(i/4)) ns) and its linear interpolation within the
-// bucket that holds the quantile's rank (found from d/2 up).
-func (l logNormal) estimatedDelay(d time.Duration, q float64) time.Duration {
-	won := l.hedgeWins(d) * l.survival(d)
-	bound := func(i int) time.Duration { return time.Duration(math.Ceil(math.Pow(2, float64(i)/4))) }
-	i := int(4 * math.Log2(float64(d/2)))
-	lo := bound(i)
-	flo := l.sampled(d, lo, won)
-	for ; i < 4*36; i++ {
-		hi := bound(i + 1)
-		fhi := l.sampled(d, hi, won)
-		if flo < q && q <= fhi {
-			return lo + time.Duration(float64(hi-lo)*(q-flo)/(fhi-flo))
-		}
-		lo, flo = hi, fhi
-	}
-	return 0
-}
-
-// settledDelay iterates estimatedDelay from d until it stops moving: a stable
-// delay of the hedge stage on this dependency.
-func (l logNormal) settledDelay(d time.Duration, q float64) time.Duration {
-	for range 100 {
-		next := l.estimatedDelay(d, q)
-		if (next - d).Abs() < 10*time.Microsecond {
-			return next
-		}
-		d = next
-	}
-	return d
-}
-
 func TestScenarioHedging(t *testing.T) {
 	rs := runScenario(t, "hedging")
 	require.Len(t, rs, 2)
@@ -315,6 +205,109 @@ func TestScenarioHedging(t *testing.T) {
 	assert.InEpsilon(t, float64(without.P50), float64(with.P50), 0.05)
 	t.Logf("delay %v (model p95 %v; stable delays %v and %v); extra load %.4f (tail beyond the delay %.4f); hedges won %.3f (expected %.3f); p99 %v -> %v (expected %v)",
 		d, p95, lower, upper, extra, tail, won, wins, without.P99, with.P99, p99)
+}
+
+// meanSlowFraction averages the per-second slow fraction of r's judge over
+// the seconds [from, to).
+func meanSlowFraction(r *Report, from, to time.Duration) float64 {
+	sum := 0.0
+	for _, s := range r.Seconds[from/time.Second : to/time.Second] {
+		sum += s.SlowFraction
+	}
+	return sum / (to - from).Seconds()
+}
+
+func TestScenarioSlowCallTrip(t *testing.T) {
+	rs := runScenario(t, "slow-call-trip")
+	require.Len(t, rs, 3)
+	median, chased, fixed := rs[0], rs[1], rs[2]
+	l := fitted(slowLatency)
+	span, buckets, ratio := breaker.DefaultTripWindow, breaker.DefaultWindowBuckets, breaker.DefaultSlowCallRatio
+	bucket := span / time.Duration(buckets)
+	require.Zero(t, slowFrom%bucket, "the brownout starts on a bucket boundary, as the model assumes")
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+	// Nothing fails: every call is served unless an open breaker refuses it.
+	for _, r := range rs {
+		assert.Equal(t, r.Offered, r.Served+r.RefusedByBreaker, r.Name)
+		assert.Equal(t, 0.5, r.SlowCallRatio, r.Name)
+	}
+
+	// The measured median. After the warm-up the breaker's threshold is 3 x the
+	// median, 60 ms (the histogram reads the median within a few percent), and
+	// 5.6% of healthy calls exceed it. In the brownout the baseline holds the
+	// minute of healthy successes and the browned-out ones since, so its median
+	// creeps up (model: 75 ms 15 s in), far below the brownout's own (200 ms):
+	// 96% of browned-out calls are slow. No threshold could trip before the
+	// window holds SlowCallRatio of slow samples: with every browned-out call
+	// slow, about 13 s (SlowCallRatio x TripWindow = 15 s, less the bucket the
+	// window has not yet slid over). The model, which counts each sample when it
+	// ends and slides the window a bucket at a time, crosses 0.5 at 15 s.
+	threshold := l.drifting(slowFactor, slowFrom, breaker.DefaultSlowCallsMultiple)
+	assert.InEpsilon(t, ms(threshold(0)), ms(median.Seconds[int(slowFrom/time.Second)-1].Threshold), 0.05)
+	medianModel := tripModel{l: l, factor: slowFactor, span: span, buckets: buckets, healthy: l.survival(threshold(0)), threshold: threshold}
+	fastest := medianModel
+	fastest.threshold = func(time.Duration) time.Duration { return 0 }
+	earliest, predicted := fastest.trip(ratio), medianModel.trip(ratio)
+	require.Positive(t, earliest)
+	assert.InDelta(t, ratio*span.Seconds(), predicted.Seconds(), bucket.Seconds(), "the seed's race: about SlowCallRatio x TripWindow")
+	require.Equal(t, breaker.CauseSlowCalls, median.FirstOpenCause)
+	took := median.FirstOpen - slowFrom
+	assert.GreaterOrEqual(t, took, earliest)
+	assert.InDelta(t, predicted.Seconds(), took.Seconds(), 1, "opened %v into the brownout, expected %v", took, predicted)
+	at := median.Seconds[median.FirstOpen/time.Second].Threshold
+	assert.InEpsilon(t, ms(threshold(took)), ms(at), 0.10, "the baseline has crept, not followed")
+	assert.Less(t, ms(at), ms(slowLatency.P50)*slowFactor/2)
+	// The judge reading the breaker's own threshold trips on the same sample.
+	assert.True(t, median.SlowTrip)
+	assert.Equal(t, median.FirstOpen, median.SlowTripAt)
+	// Probes during the brownout are slow and re-open it, with a doubled break.
+	// (After it, a healthy probe is still slow by 3x the median 5.6% of the
+	// time, so about one half-open phase in nine re-opens it: seed 1 closes at
+	// 162 s, seeds 6, 11 and 25 stay open to the end.)
+	assert.GreaterOrEqual(t, median.BreakerOpens, 2)
+
+	// The chased p99. The threshold is the estimator's p99 of the last 30 s, so
+	// about 1% of calls exceed it whatever the dependency does: before the
+	// brownout, once the brownout fills the estimator, and after the estimator has
+	// forgotten it. Its onset gets a few seconds of calls over a threshold still
+	// catching up (the memo of the quantile refreshes every 1/32 of the window's
+	// samples, about 0.9 s, then the browned-out share of the window grows): at
+	// most one estimator slice, 3 s, against the 30 s trip window, so the
+	// fraction peaks below 0.1. It never nears 0.5; the breaker, which has no
+	// slow-call trip of its own here, never opens.
+	assert.False(t, chased.SlowTrip)
+	assert.Zero(t, chased.BreakerOpens)
+	assert.Equal(t, chased.Offered, chased.Judged)
+	peak := 0.0
+	for _, s := range chased.Seconds[slowFrom/time.Second:] {
+		peak = max(peak, s.SlowFraction)
+	}
+	slice := latency.DefaultWindow / latency.DefaultSlices
+	assert.Less(t, peak, slice.Seconds()/span.Seconds())
+	assert.Greater(t, peak, 0.02, "the onset shows")
+	for _, steady := range [][2]time.Duration{{30 * time.Second, slowFrom}, {slowTo - 15*time.Second, slowTo}, {slowDuration - 30*time.Second, slowDuration}} {
+		f := meanSlowFraction(chased, steady[0], steady[1])
+		assert.InDelta(t, 1-slowQuantile, f, 0.01, "mean slow fraction %.4f over [%v, %v)", f, steady[0], steady[1])
+	}
+	// The threshold follows the brownout up to its p99 (10 x 100 ms).
+	top := chased.Seconds[slowTo/time.Second-1].Threshold
+	assert.InEpsilon(t, ms(slowLatency.P99)*slowFactor, ms(top), 0.25)
+
+	// The fixed p99: the healthy p99, 100 ms, frozen. 1% of healthy calls and
+	// 84% of browned-out ones exceed it, so it trips too, a little later (model:
+	// 17.55 s; the crossing is slower than the median's, so noise moves it more:
+	// over seeds 1 to 20 it opened within 0.95 s of the model).
+	fixedModel := tripModel{l: l, factor: slowFactor, span: span, buckets: buckets, healthy: 1 - slowQuantile,
+		threshold: func(time.Duration) time.Duration { return slowLatency.P99 }}
+	predictedFixed := fixedModel.trip(ratio)
+	require.Equal(t, breaker.CauseSlowCalls, fixed.FirstOpenCause)
+	tookFixed := fixed.FirstOpen - slowFrom
+	assert.InDelta(t, predictedFixed.Seconds(), tookFixed.Seconds(), 1.5, "opened %v into the brownout, expected %v", tookFixed, predictedFixed)
+	assert.Greater(t, tookFixed, took, "the median trips first")
+	assert.Equal(t, fixed.FirstOpen, fixed.SlowTripAt)
+	t.Logf("median: opened %v into the brownout (model %v, no sooner than %v), threshold %v; fixed p99: %v (model %v); chased p99: peak %.4f after the onset, never tripped",
+		took, predicted, earliest, at, tookFixed, predictedFixed, peak)
 }
 
 func TestScenariosList(t *testing.T) {
