@@ -77,3 +77,21 @@ func BenchmarkHedgingScenario(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSlowCallTripScenario runs each variant of the slow-call-trip
+// scenario: three simulated minutes of 100 calls a second through a breaker,
+// every attempt judged (by the breaker's own threshold, read from a Snapshot,
+// or by a live p99).
+func BenchmarkSlowCallTripScenario(b *testing.B) {
+	s, _ := Lookup("slow-call-trip")
+	for _, c := range s.Variants(DefaultSeed) {
+		b.Run(c.Name[len(s.Name)+1:], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Run(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

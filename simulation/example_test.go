@@ -131,3 +131,40 @@ func ExampleHedge() {
 	//   breaker       0 opens, 0 probes (peak 0 per 100ms at 0s)
 	//   recovery      no faults
 }
+
+// A slow judge shows what a slow-call trip sees. A dependency browned out ten
+// times from 40 s: the default breaker, whose threshold is 3 times the median it
+// measured while healthy, opens on slow calls about 15 s in, and the judge
+// reading its threshold trips on the same call. A threshold that chases the p99
+// of the last 30 s finds about 1% of calls slow whatever the dependency does,
+// and its trip window never comes near half.
+func ExampleSlowJudge() {
+	off := breaker.SlowCalls{Disabled: true}
+	for _, v := range []struct {
+		name    string
+		breaker breaker.Config
+		judge   simulation.SlowJudge
+	}{
+		{"median", breaker.Config{}, simulation.SlowJudge{}},
+		{"chased p99", breaker.Config{SlowCalls: off}, simulation.SlowJudge{Quantile: 0.99}},
+	} {
+		r, err := simulation.Run(simulation.Config{
+			Seed:       1,
+			Duration:   time.Minute,
+			Rate:       50,
+			Dependency: simulation.Brownout{From: 40 * time.Second, Factor: 10},
+			Client:     simulation.Client{Breaker: &v.breaker, SlowJudge: &v.judge},
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: judged by %s, trip window peak %.3f, tripped %v", v.name, r.SlowJudge, r.PeakSlowFraction, r.SlowTrip)
+		if r.BreakerOpens > 0 {
+			fmt.Printf("; breaker opened %s into the brownout (%s)", (r.FirstOpen - 40*time.Second).Round(time.Millisecond), r.FirstOpenCause)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// median: judged by the breaker's threshold, trip window peak 0.507, tripped true; breaker opened 14.028s into the brownout (slow calls)
+	// chased p99: judged by p99 of the last 30s, trip window peak 0.073, tripped false
+}

@@ -23,6 +23,7 @@ func TestList(t *testing.T) {
 	assert.Contains(t, out, "retry-storm ")
 	assert.Contains(t, out, "synchronized-probe ")
 	assert.Contains(t, out, "hedging ")
+	assert.Contains(t, out, "slow-call-trip ")
 	assert.Contains(t, out, "ramp-vs-cliff")
 	assert.Contains(t, out, "[pending: ")
 }
@@ -57,6 +58,25 @@ func TestRunsTheHedgingScenario(t *testing.T) {
 	assert.Contains(t, out, "  hedges        ")
 	assert.Contains(t, out, "\tprobes\thedges\n", "the hedged run's series has a hedges column")
 	for _, name := range []string{"hedging-no-hedge.svg", "hedging-p95-hedge.svg", "hedging-latency-of-served-calls-p90-to-p99-9.svg", "hedging-attempts-per-second.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		assert.True(t, bytes.HasPrefix(b, []byte("<svg ")), name)
+	}
+}
+
+func TestRunsTheSlowCallTripScenario(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := simulate("-scenario", "slow-call-trip", "-out", dir, "-series")
+	require.Equal(t, 0, code, errs)
+	for _, name := range []string{"median-3x", "chased-p99", "fixed-p99"} {
+		assert.Contains(t, out, "slow-call-trip/"+name+" (seed 1)")
+	}
+	assert.Contains(t, out, "  slow calls    ")
+	assert.Contains(t, out, "judged slow by p99 of the last 30s;")
+	assert.Contains(t, out, "never reached 0.5")
+	assert.Contains(t, out, "(first at 75.01s: slow calls)")
+	assert.Contains(t, out, "\tprobes\tjudged\tslow\tslow_fraction\tthreshold_ms\n", "a judged run's series has the judge's columns")
+	for _, name := range []string{"slow-call-trip-median-3x.svg", "slow-call-trip-slow-fraction-of-the-trip-window.svg", "slow-call-trip-slow-call-threshold.svg", "slow-call-trip-served-per-second.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err, name)
 		assert.True(t, bytes.HasPrefix(b, []byte("<svg ")), name)
