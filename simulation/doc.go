@@ -13,6 +13,9 @@
 // the retry and hedge stages' rules in those stages' order, and tests run the
 // real stages (packages policy/retry and policy/hedge, in testing/synctest
 // bubbles) and the simulation on the same scripts to keep the two identical.
+// A [SlowJudge] is an instrument beside them: it judges each process's
+// attempts slow or not over a copy of the breaker's trip window, by the
+// breaker's own threshold or one it does not offer, and changes nothing.
 // What is modelled is the dependency ([Model]: [Healthy], [Brownout],
 // [Outage], [FailingFraction], [Capacity], composed by wrapping) and the load
 // (a fleet of processes, each offering calls at a constant rate).
@@ -30,8 +33,8 @@
 // # Scenarios
 //
 // [Scenarios] lists the built-in demonstrations (the retry storm, the
-// synchronized probe, the cold start, hedging), each a test of this package
-// and runnable with
+// synchronized probe, the cold start, hedging, the slow-call trip), each a test
+// of this package and runnable with
 //
 //	go run ./cmd/simulate
 //

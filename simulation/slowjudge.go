@@ -61,7 +61,7 @@ const (
 	ruleConstant        // a constant
 )
 
-func (j *SlowJudge) rule() int {
+func (j SlowJudge) rule() int {
 	switch {
 	case j.Quantile != 0:
 		return ruleQuantile
