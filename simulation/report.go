@@ -273,32 +273,6 @@ func (rec *recorder) hedgeSent(at, delay time.Duration) {
 
 func (rec *recorder) hedgeWon() { rec.r.HedgesWon++ }
 
-// judged counts a sample a slow judge judged, at the time it ended.
-func (rec *recorder) judged(at time.Duration, j judgement) {
-	s := rec.second(at)
-	rec.r.Judged++
-	s.Judged++
-	if j.slow {
-		rec.r.Slow++
-		s.Slow++
-	}
-	if j.counted {
-		s.SlowFraction = max(s.SlowFraction, j.fraction)
-		rec.r.PeakSlowFraction = max(rec.r.PeakSlowFraction, j.fraction)
-	}
-	if j.trips && !rec.r.SlowTrip {
-		rec.r.SlowTrip, rec.r.SlowTripAt = true, at
-	}
-	if j.threshold > 0 {
-		i := int(at / time.Second)
-		for len(rec.armed) <= i {
-			rec.thresholds, rec.armed = append(rec.thresholds, 0), append(rec.armed, 0)
-		}
-		rec.thresholds[i] += j.threshold
-		rec.armed[i]++
-	}
-}
-
 func (rec *recorder) hedgeSkipped() { rec.r.HedgesSkipped++ }
 
 func (rec *recorder) served(offered, latency time.Duration) {
