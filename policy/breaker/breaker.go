@@ -26,7 +26,7 @@ type Breaker struct {
 	onEvent func(pipeline.Event)
 
 	// mu is the breaker's one lock. It guards every field from here to queue,
-	// the two baselines included. The recovery ramp will live behind it too.
+	// the two baselines and the recovery ramp included.
 	mu        sync.Mutex
 	last      instant         // latest clock reading; later readings are clamped to it
 	state     State           // stored state: an Open breaker whose break elapsed still says Open
@@ -44,8 +44,15 @@ type Breaker struct {
 	slots              []slot        // half-open probe slots, len Config.HalfOpenProbes
 	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
 	successes          int           // successful probes in the current half-open phase
-	rng                *rand.Rand
-	queue              []pipeline.Event // events waiting for delivery, oldest first
+	// The recovery ramp (recovery.go); meaningful while state is Recovering.
+	ramps      uint64        // ramps started so far; the current ramp's tickets carry it
+	rampStart  instant       // when the current ramp started
+	rampLength time.Duration // how long its clock term takes to climb from Initial to 1
+	evidence   float64       // the evidence term, in [Initial, 1]
+	fastRun    int           // fast successes in a row since the evidence term last moved
+	credit     float64       // deficit accounting: p per offered attempt, 1 per admission
+	rng        *rand.Rand
+	queue      []pipeline.Event // events waiting for delivery, oldest first
 
 	// delivering is held by the one goroutine delivering events; it is never
 	// acquired while mu is held, and guards spare.
@@ -64,15 +71,18 @@ type slot struct {
 // it ends. The zero Ticket is not an admission; recording it does nothing.
 type Ticket struct {
 	start instant // the breaker's clock at admission
-	id    uint64  // 0: not admitted; ordinary: an ordinary attempt; above: a probe slot id
+	// id is 0 for no admission, ordinary for an attempt admitted while Closed, a
+	// probe slot id above that, or rampTicket plus the ramp's number for an
+	// attempt a recovery ramp admitted.
+	id uint64
 }
 
 // ordinary is the id of a ticket for an attempt that holds no probe slot. Probe
-// slot ids count up from it, so that a Ticket stays four words.
+// slot ids count up from it, so that a Ticket stays two words.
 const ordinary = 1
 
 // Probe reports whether t holds a half-open probe slot.
-func (t Ticket) Probe() bool { return t.id > ordinary }
+func (t Ticket) Probe() bool { return t.id > ordinary && t.id < rampTicket }
 
 // New returns a closed breaker configured by cfg, or an error naming every
 // impossible setting in cfg.
@@ -143,8 +153,9 @@ func (b *Breaker) observe(now instant) instant {
 // attempt ends, or, when the breaker refuses, a *pipeline.StopError with Stage
 // "breaker", Reason pipeline.DependencyUnavailable and RetryAfter set to the rest
 // of the break being served (0 while half-open with every probe slot busy, or
-// while isolated). Admission is the only thing that moves an Open breaker whose
-// break has elapsed to HalfOpen; that attempt is a probe.
+// while isolated; while Recovering, the time left until the ramp's clock term
+// reaches 1). Admission is the only thing that moves an Open breaker whose break
+// has elapsed to HalfOpen; that attempt is a probe.
 func (b *Breaker) Admit() (Ticket, error) {
 	t, retryAfter, ok := b.admit()
 	if !ok {
@@ -206,18 +217,22 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 		b.lastSlot++
 		b.slots[free] = slot{id: b.lastSlot, expires: now.Add(b.nominal)}
 		return Ticket{start: now, id: b.lastSlot}, 0, true
+	case Recovering:
+		return b.admitRamp(now)
 	case Isolated:
 		b.emit(Rejection{State: Isolated, At: b.at(now)})
 		return Ticket{}, 0, false
 	}
-	return Ticket{start: now, id: ordinary}, 0, true // Recovering is reserved: admit
+	return Ticket{start: now, id: ordinary}, 0, true // not reached: Closed is admitted by admit
 }
 
 // Record reports how the attempt t admitted ended: its verdict and its duration d.
 // Only failures (outcome.Verdict.Failure) and successes (Kind OK) are evidence;
 // other verdicts only free a probe slot. Outcomes are ignored while the breaker
-// is Open or Isolated (they come from attempts admitted before it opened), and
-// while HalfOpen from anything but a current probe.
+// is Open or Isolated (they come from attempts admitted before it opened), while
+// HalfOpen from anything but a current probe, and while Recovering from anything
+// the current ramp did not admit. An outcome that finds a ramp run out closes
+// the breaker first and counts as a closed-state sample.
 func (b *Breaker) Record(t Ticket, v outcome.Verdict, d time.Duration) {
 	b.finish(b.now(), t, v, d)
 }
@@ -257,16 +272,30 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 		case failure:
 			b.trip(now, CauseProbeFailed)
 		case success && b.isSlow(now, d):
-			b.trip(now, CauseProbeSlow)
+			if !b.cfg.ramp {
+				b.trip(now, CauseProbeSlow) // not a recovery
+				break
+			}
+			b.startRamp(now, CauseProbeSlow) // up, and not ready: ramp, stalled
+			b.slowRamp(now)
 		case success:
 			b.successes++
-			if b.successes >= b.cfg.probeSuccesses {
+			if b.successes < b.cfg.probeSuccesses {
+				break
+			}
+			if b.cfg.ramp {
+				b.startRamp(now, CauseProbesSucceeded)
+			} else {
 				b.close(now)
 			}
 		}
 		return
+	case Recovering:
+		if b.recordRamp(now, t, failure, success, d) {
+			return
+		}
 	}
-	// Closed (and, for now, the reserved Recovering).
+	// Closed.
 	if !failure && !success {
 		return
 	}

@@ -46,11 +46,12 @@ const (
 // consecutive failures; half of the trip window's calls taking more than 3 times
 // the dependency's median latency of the last 5 minutes; or the trip window's
 // failure ratio reaching 5 times its failure rate of the last 5 minutes (and at
-// least 5%, with at least two failures). It breaks for 15 s (doubling per consecutive trip up to
-// 2 min, with equal jitter) and closes after 2 successful probes. Impossible
-// values, and measured normals that would lose their race against the trip
-// window, are refused by [Config.Validate] and [New] with an error naming every
-// field involved and its value.
+// least 5%, with at least two failures). It breaks for 15 s (doubling per
+// consecutive trip up to 2 min, with equal jitter) and closes at once after 2
+// successful probes: the recovery ramp is opt-in (Recovery). Impossible values,
+// and measured normals that would lose their race against the trip window, are
+// refused by [Config.Validate] and [New] with an error naming every field
+// involved and its value.
 type Config struct {
 	// ConsecutiveFailures is how many failures in a row, with no success between
 	// them, open a closed breaker. Zero means DefaultConsecutiveFailures (5); it
@@ -108,10 +109,18 @@ type Config struct {
 	// HalfOpenProbes is how many probes a half-open breaker lets run at once.
 	// Zero means DefaultHalfOpenProbes (1).
 	HalfOpenProbes int
-	// ProbeSuccesses is how many successful probes close a half-open breaker.
-	// Probe slots are reused as probes finish, so any positive number is
-	// reachable. Zero means DefaultProbeSuccesses (2).
+	// ProbeSuccesses is how many successful probes close a half-open breaker
+	// (or start its recovery ramp). Probe slots are reused as probes finish, so
+	// any positive number is reachable. Zero means DefaultProbeSuccesses (2). It
+	// is also the run of fast calls that raises a ramp's evidence term.
 	ProbeSuccesses int
+
+	// Recovery, if set, makes a breaker whose probes succeeded ramp its traffic
+	// back up (the Recovering state) instead of closing at once; see [Recovery].
+	// Nil (the default) means no ramp: the breaker closes as soon as
+	// ProbeSuccesses probes have succeeded. &Recovery{} is a ramp with every
+	// default.
+	Recovery *Recovery
 
 	// Clock is the breaker's own clock: breaks, the trip window, probe slot
 	// expiry and attempt durations are all measured on it. Nil means real time.
@@ -140,6 +149,12 @@ type settings struct {
 	jitter         Jitter
 	probes         int
 	probeSuccesses int
+
+	ramp         bool // a recovery ramp is configured
+	rampFraction float64
+	rampInitial  float64
+	rampMin      time.Duration
+	rampMax      time.Duration
 
 	slowCalls   bool // the measured normal latency is kept
 	slowMult    float64
@@ -216,6 +231,7 @@ func (c Config) settings() (settings, error) {
 	}
 	s.probes = p.count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes)
 	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
+	c.Recovery.settings(&s, &p)
 	if len(p) == 0 { // the races only mean something between valid fields
 		s.latencyRace(&p)
 		s.failureRace(c.Failures, &p)

@@ -59,6 +59,15 @@ func TestBadConfigs(t *testing.T) {
 		{"failure samples negative", breaker.Config{Failures: breaker.Failures{MinimumSamples: -100}}, "Config.Failures.MinimumSamples must be at least 1 (0 means the default 100), got -100"},
 		{"failure window negative", breaker.Config{Failures: breaker.Failures{Window: -time.Second}}, "Config.Failures.Window must not be negative (0 derives it from TripWindow), got -1s"},
 		{"failure window under a bucket each", breaker.Config{Failures: breaker.Failures{Window: 9}}, "Config.Failures.Window must be at least 10 nanoseconds (one per bucket), got 9ns"},
+		{"ramp fraction above 1", breaker.Config{Recovery: &breaker.Recovery{Fraction: 1.5}}, "breaker: Config.Recovery.Fraction must lie in (0, 1] (0 means the default 0.25), got 1.5"},
+		{"ramp fraction negative", breaker.Config{Recovery: &breaker.Recovery{Fraction: -0.25}}, "Config.Recovery.Fraction must lie in (0, 1] (0 means the default 0.25), got -0.25"},
+		{"ramp fraction NaN", breaker.Config{Recovery: &breaker.Recovery{Fraction: math.NaN()}}, "Config.Recovery.Fraction must lie in (0, 1] (0 means the default 0.25), got NaN"},
+		{"ramp initial of 1", breaker.Config{Recovery: &breaker.Recovery{Initial: 1}}, "breaker: Config.Recovery.Initial must lie in (0, 1) (0 means the default 0.05; 1 would admit everything at once, which is no ramp: leave Config.Recovery nil for that), got 1"},
+		{"ramp initial negative", breaker.Config{Recovery: &breaker.Recovery{Initial: -0.05}}, "Config.Recovery.Initial must lie in (0, 1) (0 means the default 0.05; "},
+		{"ramp initial NaN", breaker.Config{Recovery: &breaker.Recovery{Initial: math.NaN()}}, "Config.Recovery.Initial must lie in (0, 1)"},
+		{"ramp minimum negative", breaker.Config{Recovery: &breaker.Recovery{Minimum: -time.Second}}, "breaker: Config.Recovery.Minimum must not be negative (0 means the default 1s), got -1s"},
+		{"ramp maximum negative", breaker.Config{Recovery: &breaker.Recovery{Maximum: -time.Second}}, "breaker: Config.Recovery.Maximum must not be negative (0 means the default 30s), got -1s"},
+		{"ramp maximum below minimum", breaker.Config{Recovery: &breaker.Recovery{Minimum: 10 * time.Second, Maximum: 5 * time.Second}}, "breaker: Config.Recovery.Maximum must not be shorter than Recovery.Minimum, got Maximum 5s with Minimum 10s"},
 
 		{"latency race: a short baseline", breaker.Config{SlowCalls: breaker.SlowCalls{Window: 50 * time.Second}},
 			"breaker: Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 50s = 25s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 30s = 30s): the normal latency would follow a brownout before the trip window fills with it; lengthen SlowCalls.Window, raise SlowCalls.Quantile (up to 0.5), lower SlowCallRatio, shorten TripWindow, or set SlowCalls.Disabled"},
@@ -88,9 +97,11 @@ func TestBadConfigs(t *testing.T) {
 }
 
 func TestBadConfigReportsEveryField(t *testing.T) {
-	err := breaker.Config{HalfOpenProbes: -1, FailureRatio: 3, BreakDuration: -1}.Validate()
+	err := breaker.Config{HalfOpenProbes: -1, FailureRatio: 3, BreakDuration: -1,
+		Recovery: &breaker.Recovery{Fraction: 2, Initial: 2, Minimum: -1, Maximum: -1}}.Validate()
 	require.Error(t, err)
-	for _, field := range []string{"HalfOpenProbes", "FailureRatio", "BreakDuration"} {
+	for _, field := range []string{"HalfOpenProbes", "FailureRatio", "BreakDuration",
+		"Recovery.Fraction", "Recovery.Initial", "Recovery.Minimum", "Recovery.Maximum"} {
 		assert.Contains(t, err.Error(), "Config."+field)
 	}
 }
@@ -144,5 +155,7 @@ func TestStringers(t *testing.T) {
 	assert.Equal(t, "none", breaker.JitterNone.String())
 	assert.Equal(t, "probe failed", breaker.CauseProbeFailed.String())
 	assert.Equal(t, "relative failure ratio", breaker.CauseRelativeFailureRatio.String())
+	assert.Equal(t, "ramp failed", breaker.CauseRampFailed.String())
+	assert.Equal(t, "ramp done", breaker.CauseRampDone.String())
 	assert.Equal(t, "breaker.Cause(0)", breaker.Cause(0).String())
 }

@@ -5,7 +5,8 @@ import "time"
 // State returns the breaker's state as of now on its clock. Reading it never
 // changes anything: an Open breaker whose break has elapsed reads HalfOpen, but
 // stays Open until an attempt is admitted, so a health check never takes a probe
-// slot.
+// slot; and a Recovering breaker whose ramp has run out (its admitted fraction
+// has reached 1) reads Closed, and is closed by the next admission or outcome.
 func (b *Breaker) State() State {
 	now := b.now()
 	b.mu.Lock()
@@ -23,8 +24,11 @@ func (b *Breaker) clamp(now instant) instant {
 
 // stateAt is the state a reader sees at now. Call it with mu held.
 func (b *Breaker) stateAt(now instant) State {
-	if b.state == Open && !now.Before(b.until) {
+	switch {
+	case b.state == Open && !now.Before(b.until):
 		return HalfOpen
+	case b.state == Recovering && b.rampFraction(now) >= 1:
+		return Closed
 	}
 	return b.state
 }
@@ -37,7 +41,8 @@ type Snapshot struct {
 	// ConsecutiveFailures is the current run of failures while Closed.
 	ConsecutiveFailures int
 	// Trips counts the trips since the breaker last closed; it sets the growth of
-	// the next break. Reset zeroes it.
+	// the next break. A recovery ramp keeps it until the ramp closes the
+	// breaker; Reset zeroes it.
 	Trips int
 	// Nominal is the latest break before jitter (grown and capped), and Break the
 	// break actually served; both are 0 before the first trip and after Reset.
@@ -48,6 +53,18 @@ type Snapshot struct {
 	Probes int
 	// ProbeSuccesses counts the successful probes of the current half-open phase.
 	ProbeSuccesses int
+
+	// RampStarted is when the current recovery ramp started, and RampLength how
+	// long its clock term takes to climb from Recovery.Initial to 1. A ramp
+	// running for much longer than RampLength is being held back by slow calls
+	// (see [Recovery]): worth an alert. Both are zero unless State is Recovering.
+	RampStarted time.Time
+	RampLength  time.Duration
+	// RampFraction is the fraction of offered attempts the recovery ramp is
+	// admitting: the smaller of RampClock, the clock term, and RampEvidence, the
+	// evidence term. All three are 0 unless State is Recovering, and then
+	// RampFraction is below 1.
+	RampFraction, RampClock, RampEvidence float64
 
 	// NormalLatency and NormalLatencyOK are what [Breaker.NormalLatency]
 	// returns; NormalLatency is 0 when NormalLatencyOK is false.
@@ -87,6 +104,14 @@ func (b *Breaker) Snapshot() Snapshot {
 	if b.nominal > 0 {
 		s.BreakEnds = b.at(b.until)
 	}
+	switch {
+	case s.State == Recovering:
+		s.RampStarted, s.RampLength = b.at(b.rampStart), b.rampLength
+		s.RampClock, s.RampEvidence = b.rampClock(now), b.evidence
+		s.RampFraction = min(s.RampClock, s.RampEvidence)
+	case b.state == Recovering: // the ramp has run out: read what closing it leaves
+		s.Trips = 0
+	}
 	s.NormalLatency, s.NormalLatencyOK = b.normalLatency(now)
 	if !s.NormalLatencyOK {
 		s.NormalLatency = 0
@@ -104,10 +129,10 @@ func (b *Breaker) Snapshot() Snapshot {
 	return s
 }
 
-// Isolate opens the breaker until [Breaker.Reset], whatever its state: every
-// attempt is refused with a zero retry-after hint, outcomes of attempts already in
-// flight are ignored, and no break ever ends it. Like a trip, it clears the trip
-// window and keeps the measured normals.
+// Isolate opens the breaker until [Breaker.Reset], whatever its state (a
+// recovery ramp included): every attempt is refused with a zero retry-after
+// hint, outcomes of attempts already in flight are ignored, and no break ever
+// ends it. Like a trip, it clears the trip window and keeps the measured normals.
 func (b *Breaker) Isolate() {
 	now := b.now()
 	b.mu.Lock()
@@ -127,9 +152,11 @@ func (b *Breaker) Isolate() {
 
 // Reset closes the breaker, whatever its state, clears its trip window and
 // failure run, and zeroes the break growth, so the next trip breaks for
-// Config.BreakDuration. It leaves the measured normals (latency and failure
-// rate) alone: they describe the dependency, not a decision about it. A probe still in flight when Reset is called lands in a
-// Closed breaker and counts as an ordinary closed-state sample.
+// Config.BreakDuration. A recovery ramp in progress ends without one. It leaves
+// the measured normals (latency and failure rate) alone: they describe the
+// dependency, not a decision about it. A probe, or an attempt a ramp admitted,
+// still in flight when Reset is called lands in a Closed breaker and counts as
+// an ordinary closed-state sample.
 func (b *Breaker) Reset() {
 	now := b.now()
 	b.mu.Lock()

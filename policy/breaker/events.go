@@ -21,11 +21,14 @@ const (
 	// CauseProbeFailed: a probe failed (or panicked).
 	CauseProbeFailed
 	// CauseProbeSlow: a probe succeeded but took longer than the effective
-	// slow-call threshold (Config.SlowCallThreshold or the measured one).
+	// slow-call threshold (Config.SlowCallThreshold or the measured one). It
+	// re-opens a half-open breaker, or, with Config.Recovery set, starts the
+	// recovery ramp with its evidence term at Recovery.Initial.
 	CauseProbeSlow
 	// CauseBreakElapsed: an attempt arrived after the break and became a probe.
 	CauseBreakElapsed
-	// CauseProbesSucceeded: Config.ProbeSuccesses probes succeeded.
+	// CauseProbesSucceeded: Config.ProbeSuccesses probes succeeded, which closes
+	// a half-open breaker or, with Config.Recovery set, starts its recovery ramp.
 	CauseProbesSucceeded
 	// CauseIsolate: Breaker.Isolate was called.
 	CauseIsolate
@@ -34,6 +37,12 @@ const (
 	// CauseRelativeFailureRatio: the trip window, with at least two failures,
 	// reached the relative trip point measured by Config.Failures.
 	CauseRelativeFailureRatio
+	// CauseRampFailed: an attempt admitted by the recovery ramp failed, which
+	// re-opens a Recovering breaker at once.
+	CauseRampFailed
+	// CauseRampDone: the recovery ramp's admitted fraction reached 1, and the
+	// first admission or outcome after that closed the breaker.
+	CauseRampDone
 )
 
 // String returns the cause in words.
@@ -59,6 +68,10 @@ func (c Cause) String() string {
 		return "reset"
 	case CauseRelativeFailureRatio:
 		return "relative failure ratio"
+	case CauseRampFailed:
+		return "ramp failed"
+	case CauseRampDone:
+		return "ramp done"
 	}
 	return fmt.Sprintf("breaker.Cause(%d)", uint8(c))
 }

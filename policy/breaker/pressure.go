@@ -7,8 +7,11 @@ package breaker
 // ratio over Config.FailureRatio (if set) and over the relative trip point of
 // Config.Failures (if its baseline is armed). The relative point is never above
 // FailureRatio, so with both it is the one that counts; the relative trip's
-// two-failure rule does not apply here. A breaker that is not Closed reads 1: it
-// has tripped, or has not yet shown it recovered.
+// two-failure rule does not apply here. A breaker that does not read Closed
+// reads 1: it has tripped, or has not yet shown it recovered. That includes a
+// Recovering breaker, whose ramp is admitting a fraction of the traffic on
+// purpose, so the hedge must not add load to it; once the ramp has run out the
+// breaker reads Closed and its (cleared) window reads 0.
 //
 // The hedge stage sends a hedged attempt only while Pressure is below one half,
 // so that hedging never adds load to a dependency that is near its trip point.

@@ -13,11 +13,15 @@ const (
 	// offered after that moves it to HalfOpen and becomes a probe.
 	Open
 	// HalfOpen admits at most Config.HalfOpenProbes probes at a time and refuses
-	// the rest. Config.ProbeSuccesses successful probes close it; one failed or
-	// slow probe opens it again with a longer break.
+	// the rest. Config.ProbeSuccesses successful probes close it (or, with
+	// Config.Recovery set, start its recovery ramp); one failed probe opens it
+	// again with a longer break, and so does a slow one unless a ramp is
+	// configured, which it then starts.
 	HalfOpen
-	// Recovering is reserved for the recovery ramp, which is not implemented yet.
-	// No breaker enters it today.
+	// Recovering admits a growing fraction of the attempts offered and refuses
+	// the rest, until that fraction reaches 1 and the breaker closes; one failure
+	// opens it again. Only a breaker with Config.Recovery set enters it, from
+	// HalfOpen, instead of closing (see [Recovery]).
 	Recovering
 	// Isolated refuses every attempt until Reset. Only Breaker.Isolate enters it.
 	Isolated
