@@ -14,8 +14,9 @@ import (
 // operations reach every state: a few failures trip them, breaks last
 // milliseconds to seconds, ratio and slow-call trips are sometimes on, and the
 // measured normals are on or off with baselines of a few samples over windows
-// short enough to decay, always winning their races against the trip window.
-// Clock, Rand and OnEvent are left nil.
+// short enough to decay, always winning their races against the trip window,
+// and half of them have a recovery ramp (see [Recoveries]). Clock, Rand and
+// OnEvent are left nil.
 func Configs() *rapid.Generator[breaker.Config] {
 	return rapid.Custom(func(t *rapid.T) breaker.Config {
 		c := breaker.Config{
@@ -37,6 +38,9 @@ func Configs() *rapid.Generator[breaker.Config] {
 		}
 		c.SlowCalls = slowCalls(t, c)
 		c.Failures = failures(t, c)
+		if rapid.Bool().Draw(t, "ramp on") {
+			c.Recovery = Recoveries().Draw(t, "Recovery")
+		}
 		if rapid.Bool().Draw(t, "max break set") {
 			base := c.BreakDuration
 			if base == 0 {
@@ -45,6 +49,27 @@ func Configs() *rapid.Generator[breaker.Config] {
 			c.MaxBreakDuration = base * time.Duration(rapid.IntRange(1, 8).Draw(t, "max break factor"))
 		}
 		return c
+	})
+}
+
+// Recoveries generates valid recovery ramps: sometimes every default, otherwise
+// fractions and initial shares from small to large, and bounds from a
+// millisecond to the defaults, so that ramps last from a millisecond to 30 s.
+func Recoveries() *rapid.Generator[*breaker.Recovery] {
+	return rapid.Custom(func(t *rapid.T) *breaker.Recovery {
+		if rapid.IntRange(0, 3).Draw(t, "Recovery default") == 0 {
+			return &breaker.Recovery{}
+		}
+		r := &breaker.Recovery{
+			Fraction: rapid.SampledFrom([]float64{0, 0.1, 0.25, 1}).Draw(t, "Recovery.Fraction"),
+			Initial:  rapid.SampledFrom([]float64{0, 0.01, 0.05, 0.25, 0.5, 0.9}).Draw(t, "Recovery.Initial"),
+			Minimum:  rapid.SampledFrom([]time.Duration{0, time.Millisecond, 100 * time.Millisecond, time.Second}).Draw(t, "Recovery.Minimum"),
+		}
+		if rapid.Bool().Draw(t, "Recovery.Maximum set") {
+			least := max(r.Minimum, time.Millisecond)
+			r.Maximum = least * time.Duration(rapid.IntRange(1, 30).Draw(t, "Recovery.Maximum factor"))
+		}
+		return r
 	})
 }
 

@@ -38,7 +38,17 @@ import (
 //     baseline;
 //   - a measurement loosens a constant: the effective slow-call threshold is
 //     above Config.SlowCallThreshold, or the effective trip point above
-//     Config.FailureRatio.
+//     Config.FailureRatio;
+//   - a recovery ramp breaks its rules: it is entered without Config.Recovery,
+//     or from anything but HalfOpen after the probe successes or a slow probe;
+//     over the offers of one ramp, the admitted count differs from the floor
+//     of the summed admitted fraction p by more than one; p is not the smaller
+//     of the clock and evidence terms, reaches 1 without reading Closed, or
+//     either term leaves [Recovery.Initial, 1]; the ramp's length leaves
+//     [Recovery.Minimum, Recovery.Maximum]; a failure of an attempt the ramp
+//     admitted does not re-open it at once; it leaves Recovering other than by
+//     that failure, by running out, by Reset or by Isolate (so no slow call
+//     ever trips it); or Pressure reads below 1 while it is Recovering.
 //
 // Use it as rapid.Check(t, breakertest.StateMachine(cfg)).
 func StateMachine(cfg breaker.Config) func(*rapid.T) {
@@ -107,18 +117,22 @@ type harness struct {
 	clock    *clockwork.FakeClock
 	events   *[]breaker.Transition
 	inflight []flight
+	ramp     rampRun
 }
 
 type flight struct {
 	real  breaker.Ticket
 	model ModelTicket
+	ramp  int // the number of the ramp that admitted it (see rampsStarted), or 0
 }
 
 func (h *harness) admit(t *rapid.T) {
 	now := h.clock.Now()
+	pre := h.b.Snapshot()
 	was := h.b.State()
 	tk, err := h.b.Admit()
 	mt, retry := h.m.Admit(now)
+	ramp := h.offered(t, pre, err == nil)
 	if (err == nil) && (was == breaker.Open || was == breaker.Isolated) {
 		t.Fatalf("admitted while %v", was)
 	}
@@ -138,7 +152,7 @@ func (h *harness) admit(t *rapid.T) {
 	if tk.Probe() != (mt.Probe != 0) {
 		t.Fatalf("probe: breaker %v, model %v", tk.Probe(), mt.Probe != 0)
 	}
-	h.inflight = append(h.inflight, flight{tk, mt})
+	h.inflight = append(h.inflight, flight{tk, mt, ramp})
 }
 
 // take removes and returns a random attempt in flight, or skips the action.
@@ -158,7 +172,7 @@ func (h *harness) record(t *rapid.T) {
 	pre := h.observe()
 	h.b.Record(f.real, v, d)
 	h.m.Record(h.clock.Now(), f.model, v, d)
-	h.recorded(t, pre, v)
+	h.recorded(t, pre, f, v)
 }
 
 // failure is the verdict of a failing call.
@@ -197,7 +211,7 @@ func (h *harness) done1(t *rapid.T, f flight, v outcome.Verdict) {
 	h.b.Done(f.real, v)
 	now := h.clock.Now()
 	h.m.Record(now, f.model, v, now.Sub(f.model.Start))
-	h.recorded(t, pre, v)
+	h.recorded(t, pre, f, v)
 }
 
 // traffic is a burst of whole calls, a few milliseconds apart, whose durations
@@ -246,12 +260,13 @@ func (h *harness) observe() prior {
 // recorded checks what may change when one outcome v is recorded: the breaker
 // closes from HalfOpen only after the required probe successes, the measured
 // normals are never cleared, and the relative trip fires only on enough evidence.
-func (h *harness) recorded(t *rapid.T, pre prior, v outcome.Verdict) {
+func (h *harness) recorded(t *rapid.T, pre prior, f flight, v outcome.Verdict) {
 	after := h.b.Snapshot()
 	if pre.snap.State == breaker.HalfOpen && after.State == breaker.Closed &&
 		pre.snap.ProbeSuccesses+1 != h.m.ProbeSuccesses {
 		t.Fatalf("closed after %d probe successes, want %d", pre.snap.ProbeSuccesses+1, h.m.ProbeSuccesses)
 	}
+	h.rampRecorded(t, pre, after, f, v)
 	was, is := normals(pre.snap), normals(after)
 	if pre.snap.State != breaker.Closed && was != is {
 		t.Fatalf("an outcome recorded while %v changed the measured normals: %+v, then %+v", pre.snap.State, was, is)
@@ -302,7 +317,9 @@ func (h *harness) read(t *rapid.T) {
 		if r, ok := h.b.NormalFailureRate(); r != s.NormalFailureRate || ok != s.NormalFailureRateOK {
 			t.Fatalf("NormalFailureRate() = %v, %v; Snapshot says %v, %v", r, ok, s.NormalFailureRate, s.NormalFailureRateOK)
 		}
-		_ = h.b.Pressure()
+		if p := h.b.Pressure(); s.State != breaker.Closed && p != 1 {
+			t.Fatalf("Pressure() = %v while %v", p, s.State)
+		}
 		if again := h.b.Snapshot(); again != s {
 			t.Fatalf("reading changed the breaker: %+v then %+v", s, again)
 		}
@@ -353,10 +370,14 @@ func (h *harness) check(t *rapid.T) {
 		if ev[i].From != from {
 			t.Fatalf("event %d: transition from %v follows a transition to %v", i, ev[i].From, from)
 		}
+		checkRampTransition(t, i, ev[i])
 	}
 	if len(ev) > 0 {
-		if last := ev[len(ev)-1].To; last != got.State && !(last == breaker.Open && got.State == breaker.HalfOpen) {
+		last := ev[len(ev)-1].To
+		if last != got.State && !(last == breaker.Open && got.State == breaker.HalfOpen) &&
+			!(last == breaker.Recovering && got.State == breaker.Closed) {
 			t.Fatalf("last transition to %v, state %v", last, got.State)
 		}
 	}
+	h.checkRamp(t, got)
 }

@@ -2,6 +2,7 @@ package breakertest_test
 
 import (
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -44,4 +45,22 @@ func TestStateMachineMeasuredNormals(t *testing.T) {
 		}
 		breakertest.StateMachine(c)(t)
 	})
+}
+
+// TestStateMachineRecovery always has a ramp, and often a slow-call threshold
+// that the generated durations cross both ways, so that ramps start on slow
+// probes, stall, climb back, run out and fail.
+func TestStateMachineRecovery(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := breakertest.Configs().Draw(t, "config")
+		c.Recovery = breakertest.Recoveries().Draw(t, "Recovery")
+		if rapid.Bool().Draw(t, "constant threshold") {
+			c.SlowCallThreshold = rapid.SampledFrom([]time.Duration{time.Millisecond, 100 * time.Millisecond}).Draw(t, "SlowCallThreshold")
+		}
+		breakertest.StateMachine(c)(t)
+	})
+}
+
+func TestStateMachineDefaultRecovery(t *testing.T) {
+	rapid.Check(t, breakertest.StateMachine(breaker.Config{Recovery: &breaker.Recovery{}}))
 }

@@ -32,6 +32,11 @@ type Model struct {
 	FailuresMultiple, FailuresFloor float64
 	FailuresWindow                  time.Duration
 	FailuresMinimumSamples          int
+	// The recovery ramp (Config.Recovery), with defaults filled in; RecoveryOn
+	// is false when Config.Recovery is nil.
+	RecoveryOn                        bool
+	RecoveryFraction, RecoveryInitial float64
+	RecoveryMinimum, RecoveryMaximum  time.Duration
 	// Origin is the breaker's creation time, where its window buckets start.
 	Origin time.Time
 	// Served, if set, chooses the break actually served for a nominal break; the
@@ -56,6 +61,13 @@ type Model struct {
 
 	latencies *latency.Window // the latency baseline; nil when SlowCallsOn is false
 	outcomes  []outcomeAt     // the failure baseline's samples, oldest first; never cleared
+
+	ramps      int // ramps started; the current one is number ramps
+	rampStart  time.Time
+	rampLength time.Duration
+	evidence   float64 // the evidence term
+	fastRun    int     // fast successes in a row since the evidence term last moved
+	credit     float64 // sum of p over the ramp's offers, less its admissions
 }
 
 type sample struct {
@@ -75,6 +87,9 @@ type ModelTicket struct {
 	Admitted bool
 	// Probe is the probe slot id, or 0.
 	Probe int
+	// Ramp is the number of the recovery ramp that admitted the attempt (ramps
+	// are numbered from 1), or 0.
+	Ramp int
 	// Start is the admission time.
 	Start time.Time
 }
@@ -117,6 +132,7 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 		m.MaxBreak = max(breaker.DefaultMaxBreakDuration, m.BreakDuration)
 	}
 	m.newNormals(cfg)
+	m.newRecovery(cfg)
 	return m
 }
 
@@ -124,6 +140,9 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 func (m *Model) State(now time.Time) breaker.State {
 	if m.state == breaker.Open && !now.Before(m.until) {
 		return breaker.HalfOpen
+	}
+	if m.state == breaker.Recovering && m.rampFraction(now) >= 1 {
+		return breaker.Closed
 	}
 	return m.state
 }
@@ -145,6 +164,14 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	s.NormalFailureRate, s.NormalFailureRateOK = m.NormalFailureRate(now)
 	s.SlowCallThreshold, _ = m.SlowCallLimit(now)
 	s.FailureTripPoint = m.FailureTripPoint(now)
+	switch {
+	case s.State == breaker.Recovering:
+		s.RampStarted, s.RampLength = m.rampStart, m.rampLength
+		s.RampClock, s.RampEvidence = m.rampClock(now), m.evidence
+		s.RampFraction = m.rampFraction(now)
+	case m.state == breaker.Recovering: // ran out: what closing it will leave
+		s.Trips = 0
+	}
 	return s
 }
 
@@ -160,6 +187,8 @@ func (m *Model) Admit(now time.Time) (ModelTicket, time.Duration) {
 		}
 		m.transition(breaker.HalfOpen, breaker.CauseBreakElapsed)
 		m.successes = 0
+	case breaker.Recovering:
+		return m.admitRamp(now)
 	}
 	if m.state != breaker.HalfOpen {
 		return ModelTicket{Admitted: true, Start: now}, 0
@@ -199,17 +228,31 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 		switch {
 		case failure:
 			m.trip(now, breaker.CauseProbeFailed)
+		case success && m.IsSlow(now, d) && m.RecoveryOn:
+			m.startRamp(now, breaker.CauseProbeSlow)
+			m.slowRamp(now)
 		case success && m.IsSlow(now, d):
 			m.trip(now, breaker.CauseProbeSlow)
 		case success:
 			m.successes++
-			if m.successes >= m.ProbeSuccesses {
-				m.transition(breaker.Closed, breaker.CauseProbesSucceeded)
-				m.trips = 0
-				m.clear()
+			if m.successes < m.ProbeSuccesses {
+				break
 			}
+			if m.RecoveryOn {
+				m.startRamp(now, breaker.CauseProbesSucceeded)
+				break
+			}
+			m.transition(breaker.Closed, breaker.CauseProbesSucceeded)
+			m.trips = 0
+			m.clear()
 		}
 		return
+	case breaker.Recovering:
+		if m.rampFraction(now) < 1 {
+			m.recordRamp(now, t, failure, success, d)
+			return
+		}
+		m.closeRamp() // ran out: the outcome lands in a closed breaker
 	}
 	if !failure && !success {
 		return
