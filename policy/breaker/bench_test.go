@@ -148,3 +148,57 @@ func BenchmarkNormals(b *testing.B) {
 		})
 	}
 }
+
+// newRamping returns a breaker on real time that stays Recovering for an hour at
+// about p = Initial: it opens for a millisecond on one failure (the setup polls
+// its state until the break is over), and its probes succeed.
+func newRamping(b *testing.B) *breaker.Breaker {
+	b.Helper()
+	br, err := breaker.New(breaker.Config{
+		ConsecutiveFailures: 1,
+		BreakDuration:       time.Millisecond,
+		BreakJitter:         breaker.JitterNone,
+		Recovery:            &breaker.Recovery{Minimum: time.Hour},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, _ := br.Admit()
+	br.Done(t, outcome.Verdict{Kind: outcome.Transient})
+	for br.State() == breaker.Open {
+	}
+	for br.State() == breaker.HalfOpen {
+		if t, err := br.Admit(); err == nil {
+			br.Done(t, outcome.Verdict{})
+		}
+	}
+	if s := br.State(); s != breaker.Recovering {
+		b.Fatalf("state %v, want recovering", s)
+	}
+	return br
+}
+
+// BenchmarkRamp is the two-step API offered to a recovering breaker: about one
+// attempt in twenty is admitted and recorded, the rest are refused (and the
+// refusal's error is allocated, as an open breaker's is).
+func BenchmarkRamp(b *testing.B) {
+	br := newRamping(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if t, err := br.Admit(); err == nil {
+			br.Done(t, outcome.Verdict{})
+		}
+	}
+}
+
+func BenchmarkRampParallel(b *testing.B) {
+	br := newRamping(b)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if t, err := br.Admit(); err == nil {
+				br.Done(t, outcome.Verdict{})
+			}
+		}
+	})
+}
