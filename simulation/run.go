@@ -118,6 +118,7 @@ type process struct {
 	budget  *budget.Budget   // nil: unlimited
 	hedge   *hedger          // nil: no hedging
 	judge   *judge           // nil: no slow judge
+	ramping bool             // the breaker is Recovering, as its last transition said
 	loop    loop
 	phase   time.Duration
 	offered int // calls offered so far
@@ -180,12 +181,12 @@ func (s *sim) startProcesses() error {
 			bc := *c.Client.Breaker
 			bc.Clock = s.clock
 			bc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamBreaker, uint64(i)))
-			bc.OnEvent = s.rec.onBreakerEvent
-			if j := p.judge; j != nil {
-				bc.OnEvent = func(e pipeline.Event) {
-					s.rec.onBreakerEvent(e)
-					if _, ok := e.(breaker.Transition); ok {
-						j.clear() // the breaker has emptied its trip window
+			bc.OnEvent = func(e pipeline.Event) {
+				s.rec.onBreakerEvent(e)
+				if tr, ok := e.(breaker.Transition); ok {
+					p.ramping = tr.To == breaker.Recovering
+					if p.judge != nil {
+						p.judge.transition(tr)
 					}
 				}
 			}

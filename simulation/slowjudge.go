@@ -25,7 +25,10 @@ import (
 // evidence samples (successes and Transient failures, with the attempt's
 // duration) recorded while the process's breaker is Closed, or all of them
 // without a breaker; and its window is emptied whenever the breaker changes
-// state, as the breaker's is. Its trip window, minimum and ratio are the
+// state, as the breaker's is. With a recovery ramp (breaker.Config.Recovery),
+// the attempts a Recovering breaker records are not samples, slow or not; the
+// one that finds the ramp run out closes the breaker and is the first sample
+// of its emptied window. Its trip window, minimum and ratio are the
 // breaker's: the process's Breaker config's TripWindow, WindowBuckets,
 // MinimumCalls and SlowCallRatio, with their defaults (30 s in 10 buckets, 20
 // samples, 0.5), or the defaults without a breaker. A sample is slow when its
@@ -118,6 +121,11 @@ type judge struct {
 	minimum    int     // the breaker's MinimumCalls
 	ratio      float64 // the breaker's SlowCallRatio
 	window     slowWindow
+	// ramping says the breaker's stored state is Recovering, as its last
+	// transition told; closing, that the judge has emptied its window for the
+	// closing of a ramp that has run out, which the breaker is about to
+	// announce.
+	ramping, closing bool
 }
 
 // newJudge returns the judging j configures, with an estimator on clock when
@@ -169,6 +177,14 @@ func (g *judge) judge(now time.Duration, v outcome.Verdict, d time.Duration, b *
 	if !failure && !success || b != nil && b.State() != breaker.Closed {
 		return judgement{}, false
 	}
+	if b != nil && g.ramping {
+		// A recovery ramp that has run out reads Closed: recording this sample
+		// closes the breaker, which empties its trip window, and then counts
+		// the sample in it. Empty ours first, and skip the emptying that the
+		// closing's transition would otherwise cause after the sample.
+		g.window.reset()
+		g.ramping, g.closing = false, true
+	}
 	switch g.rule {
 	case ruleConstant:
 		j.threshold = g.threshold
@@ -190,9 +206,19 @@ func (g *judge) judge(now time.Duration, v outcome.Verdict, d time.Duration, b *
 	return j, true
 }
 
-// clear empties the trip window, as the breaker empties its own when it
-// changes state.
-func (g *judge) clear() { g.window.reset() }
+// transition follows the breaker's transition tr: the breaker empties its trip
+// window whenever it changes state, and so does the judge, unless it did so
+// already for a ramp's closing (see judge).
+func (g *judge) transition(tr breaker.Transition) {
+	g.ramping = tr.To == breaker.Recovering
+	if g.closing {
+		g.closing = false
+		if tr.From == breaker.Recovering && tr.To == breaker.Closed {
+			return
+		}
+	}
+	g.window.reset()
+}
 
 // slowWindow is the breaker's trip window, counting samples and slow samples:
 // bucket k covers [k*width, (k+1)*width) of the run's time, and the window at

@@ -119,38 +119,41 @@ func TestSlowJudgeByConstantCountsTheTripWindow(t *testing.T) {
 
 // judgedRun runs c with a hook on every attempt the breaker records, and
 // returns, per attempt the judge was shown, what it made of it and the
-// transitions to Open the breaker made while recording it.
-func judgedRun(t require.TestingT, c Config) (*Report, []judgement, []bool, [][]breaker.Cause) {
+// transitions the breaker made while recording it (and since the previous
+// one: admissions move a breaker too).
+func judgedRun(t require.TestingT, c Config) (*Report, []judgement, []bool, [][]breaker.Transition) {
 	s, err := newSim(c)
 	require.NoError(t, err)
 	var (
-		js     []judgement
-		seen   []bool
-		opens  [][]breaker.Cause
-		causes []breaker.Cause
+		js      []judgement
+		seen    []bool
+		changes [][]breaker.Transition
+		since   []breaker.Transition
 	)
 	s.rec.onEvent = func(e pipeline.Event) {
-		if tr, ok := e.(breaker.Transition); ok && tr.To == breaker.Open {
-			causes = append(causes, tr.Cause)
+		if tr, ok := e.(breaker.Transition); ok {
+			since = append(since, tr)
 		}
 	}
 	s.onJudged = func(j judgement, ok bool) {
-		js, seen, opens = append(js, j), append(seen, ok), append(opens, causes)
-		causes = nil
+		js, seen, changes = append(js, j), append(seen, ok), append(changes, since)
+		since = nil
 	}
 	s.schedule()
 	s.run()
 	s.rec.until(max(s.now, c.Duration))
-	return s.rec.report(), js, seen, opens
+	return s.rec.report(), js, seen, changes
 }
 
 // TestSlowJudgeMatchesTheBreaker holds the judge's trip window to the
 // breaker's: a judge reading the breaker's own threshold (or the same constant)
 // reaches the slow-call ratio on exactly the samples on which the real breaker
 // opens for slow calls, over random breakers and dependencies that brown out
-// and fail, through every trip, probe and close.
+// and fail, through every trip, probe, close and recovery ramp. A ramp's
+// samples never reach the trip window, slow or not; the sample that finds a
+// ramp run out closes the breaker and is its first closed-state sample.
 func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
-	trips := 0
+	trips, ramps, closings := 0, 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
 		bc := breaker.Config{
 			TripWindow:    time.Duration(rapid.IntRange(2, 40).Draw(rt, "tripSeconds")) * time.Second,
@@ -162,6 +165,13 @@ func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
 				Multiple:       rapid.Float64Range(1.2, 4).Draw(rt, "multiple"),
 				MinimumSamples: rapid.IntRange(1, 50).Draw(rt, "minimumSamples"),
 			},
+		}
+		if rapid.Bool().Draw(rt, "ramp") {
+			bc.Recovery = &breaker.Recovery{
+				Fraction: rapid.Float64Range(0.05, 1).Draw(rt, "rampFraction"),
+				Initial:  rapid.Float64Range(0.01, 0.5).Draw(rt, "rampInitial"),
+				Minimum:  time.Duration(rapid.IntRange(100, 3000).Draw(rt, "rampMinimumMillis")) * time.Millisecond,
+			}
 		}
 		judge := SlowJudge{}
 		if rapid.Bool().Draw(rt, "constant") {
@@ -194,12 +204,24 @@ func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
 		if rapid.Bool().Draw(rt, "retry") {
 			c.Client.Retry = &Retry{}
 		}
-		r, js, seen, opens := judgedRun(rt, c)
+		r, js, seen, changes := judgedRun(rt, c)
 		slowOpens := 0
 		for k, j := range js {
-			slowOpen := false
-			for _, cause := range opens[k] {
-				slowOpen = slowOpen || cause == breaker.CauseSlowCalls
+			slowOpen, opened := false, false
+			for _, tr := range changes[k] {
+				switch {
+				case tr.To == breaker.Recovering:
+					ramps++
+				case tr.From == breaker.Recovering && tr.To == breaker.Closed && seen[k]:
+					closings++ // this sample found the ramp run out
+				}
+				if tr.To == breaker.Open {
+					opened = true
+					slowOpen = slowOpen || tr.Cause == breaker.CauseSlowCalls
+					if tr.From == breaker.Recovering && tr.Cause != breaker.CauseRampFailed {
+						rt.Fatalf("sample %d: a ramp re-opened for %v", k, tr.Cause)
+					}
+				}
 			}
 			if slowOpen {
 				slowOpens++
@@ -207,7 +229,7 @@ func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
 			if slowOpen && !(seen[k] && j.trips) {
 				rt.Fatalf("sample %d: the breaker opened for slow calls, the judge (%+v, seen %v) did not trip", k, j, seen[k])
 			}
-			if j.trips && len(opens[k]) == 0 {
+			if j.trips && !opened {
 				rt.Fatalf("sample %d: the judge tripped (%+v), the breaker did not open", k, j)
 			}
 		}
@@ -230,7 +252,9 @@ func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
 		assert.Equal(rt, plain.latencies, r.latencies)
 	})
 	assert.Positive(t, trips, "the random runs trip on slow calls")
-	t.Logf("%d opens for slow calls, each matched by the judge", trips)
+	assert.Positive(t, ramps, "the random runs ramp")
+	assert.Positive(t, closings, "samples find a ramp run out")
+	t.Logf("%d opens for slow calls, each matched by the judge; %d ramps, %d closed by a judged sample", trips, ramps, closings)
 }
 
 func TestSlowJudgeInARun(t *testing.T) {
