@@ -22,6 +22,7 @@ func (s *sim) start(id int32) {
 	c.attempt++
 	c.ticket = breaker.Ticket{}
 	if p.breaker != nil {
+		s.sampleRamp(p)
 		t, err := p.breaker.Admit()
 		if err != nil {
 			v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}

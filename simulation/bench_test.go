@@ -95,3 +95,20 @@ func BenchmarkSlowCallTripScenario(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRampVsCliffScenario runs each variant of the ramp-vs-cliff
+// scenario: 80 simulated seconds of 30 calls a second through a breaker, the
+// ramp's attempts each preceded by a Snapshot of the recovering breaker.
+func BenchmarkRampVsCliffScenario(b *testing.B) {
+	s, _ := Lookup("ramp-vs-cliff")
+	for _, c := range s.Variants(DefaultSeed) {
+		b.Run(c.Name[len(s.Name)+1:], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Run(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

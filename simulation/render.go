@@ -38,6 +38,9 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, " (first at %s: %s)", seconds(r.FirstOpen), r.FirstOpenCause)
 	}
 	fmt.Fprintf(&b, ", %d probes (peak %d per 100ms at %s)\n", r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
+	if r.Ramping {
+		fmt.Fprintf(&b, "  ramps         %d started: %d closed the breaker, %d re-opened it\n", r.Ramps, r.RampsDone, r.RampsFailed)
+	}
 	if r.SlowJudge != nil {
 		fmt.Fprintf(&b, "  slow calls    %d of %d judged slow by %s; trip window peak %.3f, ", r.Slow, r.Judged, r.SlowJudge, r.PeakSlowFraction)
 		if r.SlowTrip {
@@ -61,8 +64,9 @@ func (r *Report) String() string {
 
 // WriteSeries writes the per-second series as a table with a header line, one
 // line per second, columns separated by tabs: the fields of [Second], with
-// Hedges only when the run hedged, and Judged, Slow, SlowFraction and Threshold
-// (in milliseconds) only when it had a slow judge.
+// Hedges only when the run hedged, Judged, Slow, SlowFraction and Threshold
+// (in milliseconds) only when it had a slow judge, and Ramping, RampFraction,
+// RampClock and RampEvidence only when its breakers had a recovery ramp.
 func (r *Report) WriteSeries(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes")
@@ -72,6 +76,9 @@ func (r *Report) WriteSeries(w io.Writer) error {
 	if r.SlowJudge != nil {
 		b.WriteString("\tjudged\tslow\tslow_fraction\tthreshold_ms")
 	}
+	if r.Ramping {
+		b.WriteString("\tramping\tramp_fraction\tramp_clock\tramp_evidence")
+	}
 	b.WriteByte('\n')
 	for i, s := range r.Seconds {
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", i, s.Offered, s.Attempts, s.Served, s.RefusedByBreaker, s.RefusedByBudget, s.Failed, s.Probes)
@@ -80,6 +87,9 @@ func (r *Report) WriteSeries(w io.Writer) error {
 		}
 		if r.SlowJudge != nil {
 			fmt.Fprintf(&b, "\t%d\t%d\t%.4f\t%.1f", s.Judged, s.Slow, s.SlowFraction, float64(s.Threshold)/float64(time.Millisecond))
+		}
+		if r.Ramping {
+			fmt.Fprintf(&b, "\t%d\t%.4f\t%.4f\t%.4f", s.Ramping, s.RampFraction, s.RampClock, s.RampEvidence)
 		}
 		b.WriteByte('\n')
 	}

@@ -87,6 +87,13 @@ type Report struct {
 	BreakerOpens   int
 	FirstOpen      time.Duration
 	FirstOpenCause breaker.Cause
+	// Ramping is whether the breakers have a recovery ramp
+	// (Client.Breaker.Recovery is set). Ramps is the number of ramps they
+	// started (transitions to Recovering), RampsDone the number that closed
+	// their breaker, and RampsFailed the number that re-opened it; a ramp still
+	// running at the end of the run is neither.
+	Ramping                       bool
+	Ramps, RampsDone, RampsFailed int
 	// Probes is the number of half-open probes admitted, over every process.
 	Probes int
 	// ProbeSeries counts probes admitted per [ProbeBucket] (100 ms), and
@@ -129,8 +136,20 @@ type Report struct {
 	// the last attempt, whichever is later, rounded up to a whole second.
 	Seconds []Second
 
-	// latencies are the end-to-end latencies of the served calls, sorted.
-	latencies []time.Duration
+	// latencies are the end-to-end latencies of the served calls, sorted,
+	// and servedOffers the times the served calls were offered, sorted.
+	latencies    []time.Duration
+	servedOffers []time.Duration
+}
+
+// ServedIn returns the number of calls offered in [from, to), on the run's
+// time, that were served, however long after they were offered. It counts
+// calls exactly, by the instant each was offered, so its bounds need not be
+// whole seconds.
+func (r *Report) ServedIn(from, to time.Duration) int {
+	lo, _ := slices.BinarySearch(r.servedOffers, from)
+	hi, _ := slices.BinarySearch(r.servedOffers, to)
+	return max(hi-lo, 0)
 }
 
 // Latency returns the q-th quantile (nearest rank) of the end-to-end latency
@@ -139,35 +158,6 @@ type Report struct {
 func (r *Report) Latency(q float64) time.Duration {
 	return rank(r.latencies, min(max(q, 0), 1))
 }
-
-// Second is one second of a run. Calls (Offered, Served, Refused*, Failed)
-// are counted in the second they were offered, however long they ran, so
-// Served / Offered is the availability of the calls offered in that second;
-// attempts, probes and hedges are counted in the second they started; judged
-// samples in the second they ended.
-type Second struct {
-	Offered          int
-	Attempts         int
-	Served           int
-	RefusedByBreaker int
-	RefusedByBudget  int
-	Failed           int
-	Probes           int
-	// Hedges is the hedges sent, which Attempts includes.
-	Hedges int
-	// Judged is the number of samples the slow judges judged, and Slow those
-	// they found slow. SlowFraction is the highest slow fraction of a judge's
-	// trip window after one of them, among windows holding at least
-	// MinimumCalls samples (0 if none), and Threshold the mean of the thresholds
-	// they were judged against, among those judged with an armed threshold (0
-	// if none).
-	Judged, Slow int
-	SlowFraction float64
-	Threshold    time.Duration
-}
-
-// Refused returns the calls refused by either the breaker or the budget.
-func (s Second) Refused() int { return s.RefusedByBreaker + s.RefusedByBudget }
 
 // Refused returns the calls refused by either the breaker or the budget.
 func (r *Report) Refused() int { return r.RefusedByBreaker + r.RefusedByBudget }
@@ -184,6 +174,7 @@ const (
 type recorder struct {
 	r         Report
 	latencies []time.Duration
+	offers    []time.Duration // when the served calls were offered
 	delays    []time.Duration // of the hedges sent
 	// offeredInFault and attemptsInFault feed FaultAmplification.
 	offeredInFault, attemptsInFault int
@@ -191,6 +182,9 @@ type recorder struct {
 	// armed counts them, for Second.Threshold.
 	thresholds []time.Duration
 	armed      []int
+	// ramps sums, per second, what the ramps offered an attempt were
+	// admitting, for Second.Ramping and its means.
+	ramps []rampSum
 	// onEvent, if set, sees every breaker event after it is counted. Tests
 	// use it.
 	onEvent func(pipeline.Event)
@@ -201,6 +195,7 @@ func newRecorder(c Config, faults []Interval) *recorder {
 		Name: c.Name, Seed: c.Seed, Duration: c.Duration, Processes: c.processes(), Rate: c.Rate,
 		Faults:  faults,
 		Hedging: c.Client.Hedge != nil,
+		Ramping: c.Client.Breaker != nil && c.Client.Breaker.Recovery != nil,
 		Seconds: make([]Second, 0, int(c.Duration/time.Second)+2),
 	}}
 	if j := c.Client.SlowJudge; j != nil {
@@ -279,6 +274,7 @@ func (rec *recorder) served(offered, latency time.Duration) {
 	rec.r.Served++
 	rec.second(offered).Served++
 	rec.latencies = append(rec.latencies, latency)
+	rec.offers = append(rec.offers, offered)
 }
 
 func (rec *recorder) refused(offered time.Duration, by refusal) {
@@ -296,14 +292,24 @@ func (rec *recorder) failed(offered time.Duration) {
 	rec.second(offered).Failed++
 }
 
-// onBreakerEvent is every breaker's Config.OnEvent: it counts opens and
-// notes the first.
+// onBreakerEvent is every breaker's Config.OnEvent: it counts opens, noting
+// the first, and ramps.
 func (rec *recorder) onBreakerEvent(e pipeline.Event) {
-	if t, ok := e.(breaker.Transition); ok && t.To == breaker.Open {
-		if rec.r.BreakerOpens == 0 {
-			rec.r.FirstOpen, rec.r.FirstOpenCause = t.At.Sub(epoch), t.Cause
+	if t, ok := e.(breaker.Transition); ok {
+		switch {
+		case t.To == breaker.Open:
+			if rec.r.BreakerOpens == 0 {
+				rec.r.FirstOpen, rec.r.FirstOpenCause = t.At.Sub(epoch), t.Cause
+			}
+			rec.r.BreakerOpens++
+			if t.From == breaker.Recovering {
+				rec.r.RampsFailed++
+			}
+		case t.To == breaker.Recovering:
+			rec.r.Ramps++
+		case t.From == breaker.Recovering && t.To == breaker.Closed:
+			rec.r.RampsDone++
 		}
-		rec.r.BreakerOpens++
 	}
 	if rec.onEvent != nil {
 		rec.onEvent(e)
@@ -331,8 +337,11 @@ func (rec *recorder) report() *Report {
 			r.Seconds[i].Threshold = rec.thresholds[i] / time.Duration(n)
 		}
 	}
+	rec.rampMeans()
 	slices.Sort(rec.latencies)
 	r.latencies = rec.latencies
+	slices.Sort(rec.offers)
+	r.servedOffers = rec.offers
 	r.P50, r.P90, r.P99 = r.Latency(0.50), r.Latency(0.90), r.Latency(0.99)
 	slices.Sort(rec.delays)
 	r.HedgeDelay = rank(rec.delays, 0.5)
@@ -355,44 +364,4 @@ func rank(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// recovery finds the times to recover after the last fault (see
-// Report.TimeToRecover and Report.TimeToStable).
-func recovery(faults []Interval, seconds []Second) (recovered bool, first time.Duration, stable bool, last time.Duration) {
-	if len(faults) == 0 {
-		return false, 0, false, 0
-	}
-	var end time.Duration
-	for _, f := range faults {
-		if f.To == 0 {
-			return false, 0, false, 0
-		}
-		end = max(end, f.To)
-	}
-	good := func(s Second) bool { return ratio(s.Served, s.Offered) >= RecoveredAvailability }
-	from := int((end + time.Second - 1) / time.Second)
-	firstGood, stableFrom := -1, -1
-	for i := from; i < len(seconds); i++ {
-		switch s := seconds[i]; {
-		case s.Offered == 0:
-		case !good(s):
-			stableFrom = -1
-		default:
-			if firstGood < 0 {
-				firstGood = i
-			}
-			if stableFrom < 0 {
-				stableFrom = i
-			}
-		}
-	}
-	at := func(i int) time.Duration { return time.Duration(i)*time.Second - end }
-	if firstGood < 0 {
-		return false, 0, false, 0
-	}
-	if stableFrom < 0 {
-		return true, at(firstGood), false, 0
-	}
-	return true, at(firstGood), true, at(stableFrom)
 }

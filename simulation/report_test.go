@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -81,36 +82,6 @@ func TestRank(t *testing.T) {
 	assert.Zero(t, rank(nil, 0.5))
 }
 
-func TestRecovery(t *testing.T) {
-	const s = time.Second
-	good, bad, empty := Second{Offered: 20, Served: 19}, Second{Offered: 20, Served: 18}, Second{}
-	for _, tc := range []struct {
-		name      string
-		faults    []Interval
-		seconds   []Second
-		recovered bool
-		ttr       time.Duration
-		stable    bool
-		tts       time.Duration
-	}{
-		{"no faults", nil, []Second{good}, false, 0, false, 0},
-		{"a fault that never ends", []Interval{{From: s}}, []Second{good, good}, false, 0, false, 0},
-		{"good at once, on a boundary", []Interval{{0, 2 * s}}, []Second{bad, bad, good, good}, true, 0, true, 0},
-		{"a partial second is skipped", []Interval{{0, 1500 * time.Millisecond}}, []Second{bad, good, bad, good}, true, 1500 * time.Millisecond, true, 1500 * time.Millisecond},
-		{"the latest fault counts", []Interval{{0, 3 * s}, {0, s}}, []Second{bad, good, good, bad, good}, true, s, true, s},
-		{"95% exactly is recovered", []Interval{{0, s}}, []Second{bad, bad, good}, true, s, true, s},
-		{"a relapse delays stability", []Interval{{0, s}}, []Second{bad, good, bad, empty, good, good}, true, 0, true, 3 * s},
-		{"never stable", []Interval{{0, s}}, []Second{bad, good, good, bad}, true, 0, false, 0},
-		{"never recovered", []Interval{{0, s}}, []Second{bad, bad, empty}, false, 0, false, 0},
-	} {
-		recovered, ttr, stable, tts := recovery(tc.faults, tc.seconds)
-		assert.Equal(t, tc.recovered, recovered, tc.name)
-		assert.Equal(t, tc.ttr, ttr, tc.name)
-		assert.Equal(t, tc.stable, stable, tc.name)
-		assert.Equal(t, tc.tts, tts, tc.name)
-	}
-}
-
 func TestRecorderCountsHedges(t *testing.T) {
 	rec := newRecorder(Config{Duration: 2 * time.Second, Rate: 1, Client: Client{Hedge: &Hedge{}}}, nil)
 	for i, d := range []time.Duration{30, 10, 20} {
@@ -142,4 +113,62 @@ func TestRecorderCountsHedges(t *testing.T) {
 	none := newRecorder(Config{Duration: time.Second, Rate: 1}, nil).report()
 	assert.False(t, none.Hedging)
 	assert.Zero(t, none.HedgeDelay)
+}
+
+func TestServedInCountsByTheInstantOffered(t *testing.T) {
+	// 10 calls a second, evenly spaced from a phase under 100 ms; the calls
+	// offered during the outage, [1 s, 2 s), fail.
+	r, err := Run(Config{Duration: 4 * time.Second, Rate: 10, Dependency: Outage{From: time.Second, To: 2 * time.Second}})
+	require.NoError(t, err)
+	require.Equal(t, 30, r.Served)
+	assert.Equal(t, r.Served, r.ServedIn(0, r.Duration))
+	assert.Equal(t, 0, r.ServedIn(time.Second, 2*time.Second), "the outage")
+	assert.Equal(t, 5, r.ServedIn(500*time.Millisecond, 1500*time.Millisecond), "half a second each side of the outage's start")
+	assert.Equal(t, 10, r.ServedIn(2*time.Second, 3*time.Second))
+	for i, s := range r.Seconds {
+		from := time.Duration(i) * time.Second
+		assert.Equal(t, s.Served, r.ServedIn(from, from+time.Second), "second %d", i)
+	}
+	assert.Equal(t, 0, r.ServedIn(3*time.Second, time.Second), "an empty interval")
+	assert.Equal(t, 0, r.ServedIn(5*time.Second, 6*time.Second), "after the run")
+}
+
+func TestRecorderCountsRamps(t *testing.T) {
+	c := Config{Duration: 3 * time.Second, Rate: 1, Client: Client{Breaker: &breaker.Config{Recovery: &breaker.Recovery{}}}}
+	rec := newRecorder(c, nil)
+	assert.True(t, rec.r.Ramping)
+	for _, tr := range []breaker.Transition{
+		{From: breaker.Closed, To: breaker.Open, Cause: breaker.CauseConsecutiveFailures},
+		{From: breaker.Open, To: breaker.HalfOpen},
+		{From: breaker.HalfOpen, To: breaker.Recovering},
+		{From: breaker.Recovering, To: breaker.Open, Cause: breaker.CauseRampFailed},
+		{From: breaker.Open, To: breaker.HalfOpen},
+		{From: breaker.HalfOpen, To: breaker.Recovering},
+		{From: breaker.Recovering, To: breaker.Closed, Cause: breaker.CauseRampDone},
+		{From: breaker.Closed, To: breaker.Open, Cause: breaker.CauseConsecutiveFailures},
+		{From: breaker.Open, To: breaker.HalfOpen},
+		{From: breaker.HalfOpen, To: breaker.Recovering},
+	} {
+		rec.onBreakerEvent(tr)
+	}
+	r := rec.report()
+	assert.Equal(t, 3, r.BreakerOpens)
+	assert.Equal(t, 3, r.Ramps)
+	assert.Equal(t, 1, r.RampsDone)
+	assert.Equal(t, 1, r.RampsFailed, "the third is still running")
+
+	// Per second: the means of what the ramps offered an attempt admitted.
+	rec = newRecorder(c, nil)
+	rec.ramps = []rampSum{{}, {n: 2, fraction: 0.3, clock: 0.5, evidence: 1.1}}
+	rec.second(2500 * time.Millisecond).Offered = 1
+	r = rec.report()
+	require.Len(t, r.Seconds, 3)
+	assert.Zero(t, r.Seconds[0].Ramping)
+	assert.Equal(t, 2, r.Seconds[1].Ramping)
+	assert.InDelta(t, 0.15, r.Seconds[1].RampFraction, 1e-12)
+	assert.InDelta(t, 0.25, r.Seconds[1].RampClock, 1e-12)
+	assert.InDelta(t, 0.55, r.Seconds[1].RampEvidence, 1e-12)
+	assert.Zero(t, r.Seconds[2].Ramping)
+
+	assert.False(t, newRecorder(Config{Client: Client{Breaker: &breaker.Config{}}}, nil).r.Ramping, "no Recovery, no ramp")
 }

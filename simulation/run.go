@@ -63,12 +63,13 @@ func newSim(c Config) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{
-		cfg:    c,
-		clock:  clockwork.NewFakeClockAt(epoch),
-		dep:    dep,
-		rand:   rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
-		period: time.Duration(float64(time.Second) / c.Rate),
-		rec:    newRecorder(c, faultsOf(c.Dependency)),
+		cfg:         c,
+		clock:       clockwork.NewFakeClockAt(epoch),
+		dep:         dep,
+		rand:        rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
+		period:      time.Duration(float64(time.Second) / c.Rate),
+		rec:         newRecorder(c, faultsOf(c.Dependency)),
+		rampFigures: rampFigures(c.Client.Breaker),
 	}
 	if err := s.startProcesses(); err != nil {
 		return nil, err
@@ -101,6 +102,9 @@ type sim struct {
 	tags     uint64  // the last tag given to an attempt or a copy
 	inFlight int
 	rec      *recorder
+	// rampFigures says the recovering breakers are read for the report's
+	// ramp figures (see ramp.go).
+	rampFigures bool
 	// onAttempt, if set, is called when an attempt of call n (its index in
 	// offer order) has ended, with its copies, the one whose result it kept,
 	// and its duration. Tests use it.

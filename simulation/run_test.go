@@ -63,6 +63,18 @@ func TestRunIsDeterministic(t *testing.T) {
 	require.Positive(t, first.HedgesSent)
 	require.Positive(t, first.HedgesWon)
 	assert.Equal(t, first.Offered, first.Served+first.Refused()+first.Failed)
+
+	// With recovery ramps, whose admissions are deficit accounting and whose
+	// figures the run reads from the breakers.
+	ramped := busy(42)
+	ramped.Client.Breaker = &breaker.Config{Recovery: &breaker.Recovery{}}
+	rampedFirst, err := Run(ramped)
+	require.NoError(t, err)
+	rampedAgain, err := Run(ramped)
+	require.NoError(t, err)
+	require.Positive(t, rampedFirst.Ramps)
+	assert.Equal(t, rampedFirst, rampedAgain)
+	assert.Equal(t, rendered(t, rampedFirst), rendered(t, rampedAgain), "byte-identical renderings")
 }
 
 func TestRunsShareNothing(t *testing.T) {

@@ -241,7 +241,9 @@ func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
 		}
 		trips += slowOpens
 
-		// The judge changes nothing: without it the run is the same.
+		// The judge changes nothing: without it the run is the same. Nor do
+		// the reads of a recovering breaker for the ramp's figures, when the
+		// run makes them.
 		c.Client.SlowJudge = nil
 		plain, err := Run(c)
 		require.NoError(rt, err)
@@ -250,6 +252,13 @@ func TestSlowJudgeMatchesTheBreaker(t *testing.T) {
 		assert.Equal(rt, plain.BreakerOpens, r.BreakerOpens)
 		assert.Equal(rt, plain.FirstOpen, r.FirstOpen)
 		assert.Equal(rt, plain.latencies, r.latencies)
+		if rampFigures(c.Client.Breaker) {
+			unread := runUnread(rt, c)
+			assert.Equal(rt, plain.latencies, unread.latencies)
+			assert.Equal(rt, plain.BreakerOpens, unread.BreakerOpens)
+			assert.Equal(rt, plain.Ramps, unread.Ramps)
+			assert.Zero(rt, unreadRamping(unread))
+		}
 	})
 	assert.Positive(t, trips, "the random runs trip on slow calls")
 	assert.Positive(t, ramps, "the random runs ramp")
@@ -317,4 +326,55 @@ func TestSlowJudgeRefusesImpossibleSettings(t *testing.T) {
 	assert.NoError(t, c.Validate(), "a quantile judge needs no breaker")
 	_, err = Run(c)
 	assert.NoError(t, err)
+}
+
+// runUnread runs c without reading the recovering breakers for the ramp's
+// figures.
+func runUnread(t require.TestingT, c Config) *Report {
+	s, err := newSim(c)
+	require.NoError(t, err)
+	s.rampFigures = false
+	s.schedule()
+	s.run()
+	s.rec.until(max(s.now, c.Duration))
+	return s.rec.report()
+}
+
+// unreadRamping counts the attempts r records as offered to a ramp.
+func unreadRamping(r *Report) int {
+	n := 0
+	for _, s := range r.Seconds {
+		n += s.Ramping
+	}
+	return n
+}
+
+// TestSlowJudgeDoesNotReadTheBreakerAboveItsConstant replays a run the parity
+// test found: a breaker with both a constant threshold and a measured normal.
+// A sample above the constant is slow whatever the normal, and the breaker
+// records it without reading its latency baseline; a read of the baseline
+// there (a Snapshot) would refresh its memoized median at another moment than
+// the breaker would, and change a later judgement: in this run, which call
+// opens the breaker. The judge reads the breaker only where the breaker reads
+// itself, so the run with the judge is the run without it.
+func TestSlowJudgeDoesNotReadTheBreakerAboveItsConstant(t *testing.T) {
+	var m Model = Healthy{P50: 20 * time.Millisecond, P99: 200 * time.Millisecond}
+	m = Brownout{Base: m, From: 7 * time.Second, To: 13 * time.Second, Factor: 3.32}
+	m = Brownout{Base: m, From: 13 * time.Second, To: 17 * time.Second, Factor: 2.71}
+	c := Config{Seed: 0x8b094f907, Duration: 20 * time.Second, Rate: 5, Dependency: m,
+		Client: Client{Breaker: &breaker.Config{
+			TripWindow: 8 * time.Second, WindowBuckets: 5, MinimumCalls: 11, SlowCallRatio: 0.1188, BreakDuration: 5 * time.Second,
+			SlowCallThreshold: 177 * time.Millisecond, SlowCalls: breaker.SlowCalls{Multiple: 2.98, MinimumSamples: 49},
+		}}}
+	plain, err := Run(c)
+	require.NoError(t, err)
+	require.Equal(t, breaker.CauseSlowCalls, plain.FirstOpenCause)
+
+	c.Client.SlowJudge = &SlowJudge{}
+	judged, err := Run(c)
+	require.NoError(t, err)
+	assert.Equal(t, plain.FirstOpen, judged.FirstOpen)
+	assert.Equal(t, plain.latencies, judged.latencies)
+	assert.Equal(t, judged.FirstOpen, judged.SlowTripAt)
+	assert.Positive(t, judged.Slow)
 }

@@ -107,6 +107,9 @@ func runScenario(s simulation.Scenario, seed uint64, dir string, series bool, w 
 		}
 		charts = append(charts, r.Chart())
 	}
+	if s.Summary != nil {
+		fmt.Fprintln(w, s.Summary(reports))
+	}
 	if s.Compare != nil {
 		for _, c := range s.Compare(reports) {
 			c.Title = s.Name + ": " + c.Title

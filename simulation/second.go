@@ -1,0 +1,46 @@
+package simulation
+
+import "time"
+
+// Second is one second of a run. Calls (Offered, Served, Refused*, Failed)
+// are counted in the second they were offered, however long they ran, so
+// Served / Offered is the availability of the calls offered in that second;
+// attempts, probes and hedges are counted in the second they started (the
+// ramp's figures too, refused attempts included); judged samples in the
+// second they ended.
+type Second struct {
+	Offered          int
+	Attempts         int
+	Served           int
+	RefusedByBreaker int
+	RefusedByBudget  int
+	Failed           int
+	Probes           int
+	// Hedges is the hedges sent, which Attempts includes.
+	Hedges int
+	// Judged is the number of samples the slow judges judged, and Slow those
+	// they found slow. SlowFraction is the highest slow fraction of a judge's
+	// trip window after one of them, among windows holding at least
+	// MinimumCalls samples (0 if none), and Threshold the mean of the thresholds
+	// they were judged against, among those judged with an armed threshold (0
+	// if none). A judge reading the breaker's threshold judges a sample above
+	// the breaker's constant SlowCallThreshold slow without reading it, as the
+	// breaker does, and leaves it out of that mean.
+	Judged, Slow int
+	SlowFraction float64
+	Threshold    time.Duration
+	// Ramping is the number of attempts offered, in the second, to a breaker
+	// that was Recovering, admitted or refused. RampFraction, RampClock and
+	// RampEvidence are the means over them of the fraction the breaker was
+	// admitting and of its clock and evidence terms (Snapshot's RampFraction,
+	// RampClock and RampEvidence, read just before each was offered); all
+	// three are 0 when Ramping is 0. They are not read, and Ramping stays 0,
+	// when the breaker has both a constant SlowCallThreshold and its measured
+	// normal latency: reading it then could change its later decisions (see
+	// docs/simulation.md).
+	Ramping                               int
+	RampFraction, RampClock, RampEvidence float64
+}
+
+// Refused returns the calls refused by either the breaker or the budget.
+func (s Second) Refused() int { return s.RefusedByBreaker + s.RefusedByBudget }
