@@ -5,8 +5,8 @@
 //
 // # States
 //
-// A [Breaker] is Closed, Open, HalfOpen or Isolated ([State]; Recovering is
-// reserved for a later recovery ramp). Closed admits everything and samples every
+// A [Breaker] is Closed, Open, HalfOpen, Recovering or Isolated ([State]).
+// Closed admits everything and samples every
 // attempt. Any trip condition opens it: Config.ConsecutiveFailures failures in a
 // row; a failure ratio over the trip window that reaches the effective trip
 // point (Config.FailureRatio, if set, lowered by the relative failure ratio of
@@ -22,6 +22,28 @@
 // Reading the state ([Breaker.State], [Breaker.Snapshot]) never changes it: an
 // Open breaker whose break has elapsed reads HalfOpen, and only the next admission
 // actually moves it.
+//
+// # Recovery ramp
+//
+// By default recovery is a cliff: the probes succeed and the whole load arrives
+// at once at a dependency that has served a handful of requests since it broke.
+// With Config.Recovery set ([Recovery]), the probes' success moves the breaker
+// to Recovering instead, and a slow but successful probe does too rather than
+// re-opening it. Recovering admits a fraction p of the attempts offered and
+// refuses the rest as Open does (the refusal's retry-after hint is the time left
+// until the ramp's clock term reaches 1). p is the smaller of a clock term,
+// rising linearly from Recovery.Initial to 1 over Recovery.Fraction of the break
+// just served (clamped to [Recovery.Minimum, Recovery.Maximum]), and an evidence
+// term that starts at 1, which a slow call (by the slow-call trip's own
+// threshold) cuts to half of p, never below Recovery.Initial, and
+// Config.ProbeSuccesses fast calls in a row raise by Recovery.Initial.
+// Admission is deficit accounting: p is credited per offer and one attempt is
+// admitted per whole credit, with no randomness. One failed attempt re-opens
+// the breaker at once, with the grown break; slow calls never feed the trip
+// window. When p reaches 1 the breaker reads Closed, and the next admission or
+// outcome closes it. A dependency that keeps answering slowly keeps the breaker
+// Recovering: alert on a ramp that has lasted much longer than
+// Snapshot.RampLength.
 //
 // # Evidence
 //
@@ -41,7 +63,8 @@
 // breaker. A measurement only ever lowers a configured constant, never raises it.
 //
 // Only attempts recorded while Closed feed the baselines (successes the latency
-// one, successes and failures the rate one); probes and stragglers do not.
+// one, successes and failures the rate one); probes, a ramp's attempts and
+// stragglers do not.
 // Opening, closing, Isolate and Reset clear the trip window but never the
 // baselines: they describe the dependency, not a decision about it. A baseline
 // that has seen too few samples in its window (20 successes, 100 outcomes) reads

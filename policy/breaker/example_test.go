@@ -201,3 +201,63 @@ func ExampleBreaker_NormalFailureRate() {
 	// normal failure rate 0.010, trip point 0.050
 	// open after 12s; normal failure rate 0.018
 }
+
+// A breaker with a recovery ramp. After its probes succeed it does not close:
+// it admits a growing share of the attempts offered (here 100 a second) over a
+// quarter of the 15 s break, and closes when that share reaches 1. A slow call
+// during the ramp would halve the share instead of tripping the breaker; a
+// failure would re-open it at once.
+func ExampleRecovery() {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{
+		ConsecutiveFailures: 1,
+		BreakJitter:         breaker.JitterNone,
+		Recovery:            &breaker.Recovery{}, // the defaults
+		Clock:               clock,
+		OnEvent: func(e pipeline.Event) {
+			if t, ok := e.(breaker.Transition); ok {
+				fmt.Printf("  breaker: %v -> %v (%v)\n", t.From, t.To, t.Cause)
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	attempt := func(v outcome.Verdict) bool {
+		t, err := b.Admit()
+		if err != nil {
+			return false
+		}
+		b.Done(t, v)
+		return true
+	}
+	attempt(outcome.Verdict{Kind: outcome.Transient})
+	clock.Advance(15 * time.Second)
+	attempt(outcome.Verdict{})
+	attempt(outcome.Verdict{})
+	fmt.Println("ramp over", b.Snapshot().RampLength)
+	for second := 0; b.State() == breaker.Recovering; second++ {
+		admitted := 0
+		for range 100 {
+			if attempt(outcome.Verdict{}) {
+				admitted++
+			}
+		}
+		fmt.Printf("second %d: p = %.2f, %d of 100 admitted\n", second, b.Snapshot().RampFraction, admitted)
+		clock.Advance(time.Second)
+	}
+	fmt.Println("state:", b.State())
+	fmt.Println("admitted:", attempt(outcome.Verdict{}))
+	// Output:
+	//   breaker: closed -> open (consecutive failures)
+	//   breaker: open -> half-open (break elapsed)
+	//   breaker: half-open -> recovering (probes succeeded)
+	// ramp over 3.75s
+	// second 0: p = 0.05, 5 of 100 admitted
+	// second 1: p = 0.30, 30 of 100 admitted
+	// second 2: p = 0.56, 56 of 100 admitted
+	// second 3: p = 0.81, 81 of 100 admitted
+	// state: closed
+	//   breaker: recovering -> closed (ramp done)
+	// admitted: true
+}
