@@ -83,7 +83,8 @@ type Config struct {
 	// SlowCallThreshold makes a sample slow when its duration exceeds it. Zero
 	// means off (the default). It is also the ceiling of the threshold measured by
 	// SlowCalls, which can only lower it. A slow probe re-opens a half-open
-	// breaker.
+	// breaker (or, with Recovery set, starts its ramp), and a slow call during
+	// a ramp holds the ramp back.
 	SlowCallThreshold time.Duration
 	// SlowCallRatio opens the breaker when slow samples make up at least this
 	// fraction of the trip window, once there are MinimumCalls samples. It
