@@ -170,6 +170,10 @@ const (
 	byBudget
 )
 
+// maxPrealloc bounds how many served calls the recorder makes room for at
+// the start of a run.
+const maxPrealloc = 1 << 16
+
 // recorder accumulates a run's report.
 type recorder struct {
 	r         Report
@@ -198,6 +202,13 @@ func newRecorder(c Config, faults []Interval) *recorder {
 		Ramping: c.Client.Breaker != nil && c.Client.Breaker.Recovery != nil,
 		Seconds: make([]Second, 0, int(c.Duration/time.Second)+2),
 	}}
+	// Room for every call served, as far as a modest bound goes: the served
+	// calls' latencies and offer times are kept to the end of the run.
+	calls := min(c.Duration.Seconds()*c.Rate*float64(c.processes()), maxPrealloc)
+	if calls > 0 {
+		rec.latencies = make([]time.Duration, 0, int(calls)+1)
+		rec.offers = make([]time.Duration, 0, int(calls)+1)
+	}
 	if j := c.Client.SlowJudge; j != nil {
 		copied := *j
 		rec.r.SlowJudge = &copied
