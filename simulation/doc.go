@@ -1,14 +1,15 @@
 // Package simulation runs the library's own decision code against modelled
 // dependencies on virtual time, and reports what a configuration costs:
 // calls offered, served, refused and failed, the load multiplier on the
-// dependency, latency, breaker opens, probes and the time to recover.
+// dependency, latency, breaker opens, probes, recovery ramps and the time to
+// recover.
 //
 // # What runs for real
 //
 // Each client process of a run has a real *breaker.Breaker, driven through
-// Admit and Record before and after every attempt, a real *budget.Budget, a
-// real retry.Backoff and, when it hedges, a real *latency.Estimator that sets
-// its hedge delay. The retry loop and the hedge race around them are the
+// Admit and Record before and after every attempt (its recovery ramp too, when
+// its Config has one), a real *budget.Budget, a real retry.Backoff and, when
+// it hedges, a real *latency.Estimator that sets its hedge delay. The retry loop and the hedge race around them are the
 // simulation's own, on events instead of goroutines and timers, but they apply
 // the retry and hedge stages' rules in those stages' order, and tests run the
 // real stages (packages policy/retry and policy/hedge, in testing/synctest
@@ -33,8 +34,8 @@
 // # Scenarios
 //
 // [Scenarios] lists the built-in demonstrations (the retry storm, the
-// synchronized probe, the cold start, hedging, the slow-call trip), each a test
-// of this package and runnable with
+// synchronized probe, the cold start, hedging, the slow-call trip, the ramp
+// against the cliff), each a test of this package and runnable with
 //
 //	go run ./cmd/simulate
 //
