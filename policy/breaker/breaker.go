@@ -44,7 +44,7 @@ type Breaker struct {
 	slots              []slot        // half-open probe slots, len Config.HalfOpenProbes
 	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
 	successes          int           // successful probes in the current half-open phase
-	// The recovery ramp (recovery.go); meaningful while state is Recovering.
+	// The recovery ramp (ramp.go); meaningful while state is Recovering.
 	ramps      uint64        // ramps started so far; the current ramp's tickets carry it
 	rampStart  instant       // when the current ramp started
 	rampLength time.Duration // how long its clock term takes to climb from Initial to 1
