@@ -12,25 +12,29 @@ func ratio(n, of int) float64 { return float64(n) / float64(of) }
 
 // isSlow reports whether an attempt of duration d, ending at now, is slow: longer
 // than the effective slow-call threshold. It is the breaker's one judgement of
-// slowness, shared by the slow-call trip and the probes (and by the recovery ramp
-// to come). It is slowLimit written for the path of every attempt: it skips
-// the measurement when the constant already decides, and scales the normal
-// only when it has changed.
+// slowness, shared by the slow-call trip, the probes and the recovery ramp. It
+// is slowLimit written for the path of every attempt: it scales the normal only
+// when it has changed.
+//
+// It reads the latency baseline on every judgement, even when the constant
+// threshold alone decides. The read refreshes the baseline's memo, and a reader
+// (Snapshot, NormalLatency) refreshes it too: only because every judgement
+// reads it can a reader never change which normal a later judgement uses (see
+// normalLatency).
 func (b *Breaker) isSlow(now instant, d time.Duration) bool {
-	if c := b.cfg.slowThreshold; c > 0 && d > c {
-		return true // above the constant: no measurement can make it fast
+	c := b.cfg.slowThreshold
+	if b.latencies != nil {
+		normal, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
+		if n >= b.cfg.slowMinimum {
+			if normal != b.scaledFrom { // the memo moved: scale it again
+				b.scaledFrom, b.scaled = normal, scale(normal, b.cfg.slowMult)
+			}
+			if c == 0 || b.scaled < c {
+				c = b.scaled
+			}
+		}
 	}
-	if b.latencies == nil {
-		return false
-	}
-	normal, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
-	if n < b.cfg.slowMinimum {
-		return false
-	}
-	if normal != b.scaledFrom { // the memo moved: scale it again
-		b.scaledFrom, b.scaled = normal, scale(normal, b.cfg.slowMult)
-	}
-	return d > b.scaled
+	return c > 0 && d > c
 }
 
 // slowLimit returns the effective slow-call threshold at now: the smaller of
@@ -62,14 +66,18 @@ func scale(d time.Duration, m float64) time.Duration {
 // baseline holds SlowCalls.MinimumSamples successes, so that it is armed.
 //
 // latency.Window.Quantile expires the slices that have left the window by now
-// and refreshes its memo, so even a reader writes to the window. That is still a
-// read of the breaker: expiry is lazy bookkeeping (the window holds the same
-// samples at now and afterwards whether or not it has been done), and the memo
-// is a function of the samples and the quantile alone, so no later operation
-// gets a different answer for it. The one trace would be left on a success
-// stamped before a read but recorded after it (its goroutine read the clock
-// first and took the lock second): it counts in the slice of the read's instant,
-// as it would have after any later write, since the window never rotates back.
+// and may refresh its memo, so even a reader writes to the window. That is still
+// a read of the breaker. Expiry is lazy bookkeeping: the window holds the same
+// samples at now and afterwards whether or not it has been done. The memo is
+// refreshed when a slice expired or enough samples were added since the last
+// refresh; every judgement (isSlow) reads the baseline before its success is
+// added, so between a reader and the next judgement no sample is added, and the
+// judgement would have refreshed the memo from the same samples in the same
+// cases: it uses the same normal with or without the reader. The one trace
+// would be left on a success stamped before a read but recorded after it (its
+// goroutine read the clock first and took the lock second): it counts in the
+// slice of the read's instant, as it would have after any later write, since
+// the window never rotates back.
 func (b *Breaker) normalLatency(now instant) (time.Duration, bool) {
 	if b.latencies == nil {
 		return 0, false
