@@ -26,9 +26,9 @@ func minuteAt200() Config {
 	}
 }
 
-func BenchmarkMinuteAt200PerSecond(b *testing.B) {
+// benchConfig runs c b.N times and reports the time per offered call.
+func benchConfig(b *testing.B, c Config) {
 	b.ReportAllocs()
-	c := minuteAt200()
 	var r *Report
 	for b.Loop() {
 		var err error
@@ -39,76 +39,47 @@ func BenchmarkMinuteAt200PerSecond(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Offered), "ns/call")
 }
 
-func BenchmarkSynchronizedProbe(b *testing.B) {
-	b.ReportAllocs()
-	s, _ := Lookup("synchronized-probe")
-	c := s.Variants(DefaultSeed)[1]
-	for b.Loop() {
-		if _, err := Run(c); err != nil {
-			b.Fatal(err)
-		}
+// benchScenario runs each variant of the named scenario as a sub-benchmark, or
+// only variant i if i >= 0.
+func benchScenario(b *testing.B, name string, i int) {
+	s, ok := Lookup(name)
+	if !ok {
+		b.Fatalf("no scenario %q", name)
+	}
+	variants := s.Variants(DefaultSeed)
+	if i >= 0 {
+		benchConfig(b, variants[i])
+		return
+	}
+	for _, c := range variants {
+		b.Run(c.Name[len(s.Name)+1:], func(b *testing.B) { benchConfig(b, c) })
 	}
 }
+
+func BenchmarkMinuteAt200PerSecond(b *testing.B) { benchConfig(b, minuteAt200()) }
 
 // BenchmarkMinuteAt200PerSecondHedged is the same minute with the default hedge
 // in the card, against the default healthy dependency (p99 five times the
 // median), so that about one attempt in twenty is hedged.
 func BenchmarkMinuteAt200PerSecondHedged(b *testing.B) {
-	b.ReportAllocs()
 	c := minuteAt200()
 	c.Client.Hedge = &Hedge{}
-	var r *Report
-	for b.Loop() {
-		var err error
-		if r, err = Run(c); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Offered), "ns/call")
+	benchConfig(b, c)
 }
 
-func BenchmarkHedgingScenario(b *testing.B) {
-	b.ReportAllocs()
-	s, _ := Lookup("hedging")
-	c := s.Variants(DefaultSeed)[1]
-	for b.Loop() {
-		if _, err := Run(c); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+// BenchmarkSynchronizedProbe runs the synchronized probe with break jitter.
+func BenchmarkSynchronizedProbe(b *testing.B) { benchScenario(b, "synchronized-probe", 1) }
+
+// BenchmarkHedgingScenario runs the hedging scenario's hedged variant.
+func BenchmarkHedgingScenario(b *testing.B) { benchScenario(b, "hedging", 1) }
 
 // BenchmarkSlowCallTripScenario runs each variant of the slow-call-trip
 // scenario: three simulated minutes of 100 calls a second through a breaker,
 // every attempt judged (by the breaker's own threshold, read from a Snapshot,
 // or by a live p99).
-func BenchmarkSlowCallTripScenario(b *testing.B) {
-	s, _ := Lookup("slow-call-trip")
-	for _, c := range s.Variants(DefaultSeed) {
-		b.Run(c.Name[len(s.Name)+1:], func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Run(c); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+func BenchmarkSlowCallTripScenario(b *testing.B) { benchScenario(b, "slow-call-trip", -1) }
 
 // BenchmarkRampVsCliffScenario runs each variant of the ramp-vs-cliff
 // scenario: 80 simulated seconds of 30 calls a second through a breaker, the
 // ramp's attempts each preceded by a Snapshot of the recovering breaker.
-func BenchmarkRampVsCliffScenario(b *testing.B) {
-	s, _ := Lookup("ramp-vs-cliff")
-	for _, c := range s.Variants(DefaultSeed) {
-		b.Run(c.Name[len(s.Name)+1:], func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Run(c); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+func BenchmarkRampVsCliffScenario(b *testing.B) { benchScenario(b, "ramp-vs-cliff", -1) }
