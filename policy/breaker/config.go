@@ -234,7 +234,7 @@ func (c Config) settings() (settings, error) {
 	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
 	c.Recovery.settings(&s, &p)
 	if len(p) == 0 { // the races only mean something between valid fields
-		s.latencyRace(&p)
+		s.latencyRace(c.SlowCalls, &p)
 		s.failureRace(c.Failures, &p)
 	}
 	return s, errors.Join(p...)

@@ -73,7 +73,7 @@ func TestBadConfigs(t *testing.T) {
 			"breaker: Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 50s = 25s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 30s = 30s): the normal latency would follow a brownout before the trip window fills with it; lengthen SlowCalls.Window, raise SlowCalls.Quantile (up to 0.5), lower SlowCallRatio, shorten TripWindow, or set SlowCalls.Disabled"},
 		{"latency race: a low quantile", breaker.Config{SlowCalls: breaker.SlowCalls{Quantile: 0.05}, SlowCallRatio: 0.9},
 			"Config.SlowCalls.Quantile × SlowCalls.Window (0.05 × 5m0s = 15s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.9 × 30s = 54s)"},
-		{"latency race: a long trip window", breaker.Config{TripWindow: 3 * time.Minute, Failures: breaker.Failures{Disabled: true}},
+		{"latency race: a long trip window, SlowCalls set", breaker.Config{TripWindow: 3 * time.Minute, Failures: breaker.Failures{Disabled: true}, SlowCalls: breaker.SlowCalls{Multiple: 4}},
 			"Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 5m0s = 2m30s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 3m0s = 3m0s)"},
 		{"failure race: an explicit window", breaker.Config{Failures: breaker.Failures{Window: 2 * time.Minute}},
 			"breaker: Config.Failures.Window / Failures.Multiple (2m0s / 5 = 24s) must be at least 2 × TripWindow (2 × 30s = 1m0s): an outage would lift the normal failure rate out of reach before the trip window turns over to failures; lengthen Failures.Window, lower Failures.Multiple, shorten TripWindow, or leave Failures.Window 0 to derive it"},
@@ -117,6 +117,34 @@ func TestRacesAtTheirLimits(t *testing.T) {
 	} {
 		assert.NoError(t, cfg.Validate(), "%+v", cfg)
 	}
+}
+
+// A SlowCalls the caller never configured widens its window rather than turn a
+// long TripWindow into an error, and steps aside past an hour; one they
+// configured does not (see TestBadConfigs).
+func TestDefaultSlowCallsWidensOrStepsAside(t *testing.T) {
+	for _, tc := range []struct {
+		trip  time.Duration
+		armed bool
+	}{
+		{3 * time.Minute, true},               // widened to 6 min
+		{30 * time.Minute, true},              // widened to exactly 1 h
+		{30*time.Minute + time.Second, false}, // past 1 h: steps aside
+	} {
+		cfg := breaker.Config{TripWindow: tc.trip, Failures: breaker.Failures{Disabled: true}}
+		require.NoError(t, cfg.Validate(), "TripWindow %v", tc.trip)
+		r := newRig(t, cfg)
+		r.serve(30, ok, time.Millisecond, time.Second)
+		_, known := r.b.NormalLatency()
+		assert.Equal(t, tc.armed, known, "TripWindow %v", tc.trip)
+	}
+	// The widened window holds what the default would have dropped: 5 min of
+	// idleness empties a 5-minute baseline, not a 6-minute one.
+	r := newRig(t, breaker.Config{TripWindow: 3 * time.Minute, Failures: breaker.Failures{Disabled: true}})
+	r.serve(30, ok, time.Millisecond, time.Second)
+	r.clock.Advance(5*time.Minute + 10*time.Second)
+	_, known := r.b.NormalLatency()
+	assert.True(t, known, "the baseline did not widen past 5 min")
 }
 
 // A relative trip the caller never configured steps aside rather than turn a

@@ -35,6 +35,9 @@ const (
 	// MaxDerivedFailuresWindow is the longest failure baseline a zero
 	// Failures.Window may be derived to (see [Failures]).
 	MaxDerivedFailuresWindow = time.Hour
+	// MaxWidenedSlowCallsWindow is the longest latency baseline a SlowCalls left
+	// at its zero value may be widened to (see [SlowCalls]).
+	MaxWidenedSlowCallsWindow = time.Hour
 
 	// BaselineSlices is how many slices both baselines are cut into: they forget
 	// a tenth of their window at a time.
@@ -52,6 +55,11 @@ const (
 // The zero value is on, with every default: the median of 5 minutes of
 // successes, 3 times over, from 20 samples. Quantile times Window must be at
 // least twice SlowCallRatio times TripWindow (see the package documentation).
+// A SlowCalls left at its zero value never turns the caller's own TripWindow or
+// SlowCallRatio into an error: when 5 minutes would lose that race, its window
+// widens to the shortest that wins it, and if that would exceed
+// MaxWidenedSlowCallsWindow (1 h) it steps aside (the measurement is off). A
+// SlowCalls with any field set that loses the race is refused.
 type SlowCalls struct {
 	// Disabled turns the measurement off: no histogram is kept, NormalLatency
 	// reports none, and only Config.SlowCallThreshold makes a call slow.
@@ -150,16 +158,26 @@ func (f Failures) settings(s *settings, p *problems) {
 	}
 }
 
-// latencyRace refuses a latency baseline that a brownout would overwrite before
-// the trip window fills with it: the trip window needs SlowCallRatio × TripWindow
+// latencyRace widens a zero-valued SlowCalls's window, or refuses a latency
+// baseline that a brownout would overwrite before the trip window fills with it: the trip window needs SlowCallRatio × TripWindow
 // of slow calls to trip, and the Quantile of the baseline survives
 // Quantile × Window of them; the second must be at least twice the first.
-func (s *settings) latencyRace(p *problems) {
+func (s *settings) latencyRace(sc SlowCalls, p *problems) {
 	if !s.slowCalls {
 		return
 	}
 	survives := s.slowQ * float64(s.slowWindow)
 	fills := s.slowRatio * float64(s.tripWindow)
+	if survives < 2*fills && sc == (SlowCalls{}) {
+		// A default the caller never wrote widens, or steps aside.
+		widened := math.Ceil(2 * fills / s.slowQ)
+		if widened > float64(MaxWidenedSlowCallsWindow) {
+			s.slowCalls = false
+			return
+		}
+		s.slowWindow = time.Duration(widened)
+		return
+	}
 	if survives < 2*fills {
 		p.add("SlowCalls.Quantile × SlowCalls.Window (%v × %v = %v) must be at least "+
 			"2 × SlowCallRatio × TripWindow (2 × %v × %v = %v): the normal latency would follow a brownout "+

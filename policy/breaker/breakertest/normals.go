@@ -28,6 +28,16 @@ func (m *Model) newNormals(cfg breaker.Config) {
 	if m.SlowCallsMinimumSamples == 0 {
 		m.SlowCallsMinimumSamples = breaker.DefaultSlowCallsMinimumSamples
 	}
+	// A SlowCalls left at its zero value widens its window to win the race
+	// against the trip window, or steps aside past an hour.
+	if need := 2 * m.SlowCallRatio * float64(m.TripWindow); sc == (breaker.SlowCalls{}) &&
+		m.SlowCallsQuantile*float64(m.SlowCallsWindow) < need {
+		widened := math.Ceil(need / m.SlowCallsQuantile)
+		if widened > float64(breaker.MaxWidenedSlowCallsWindow) {
+			m.SlowCallsOn = false
+		}
+		m.SlowCallsWindow = time.Duration(widened)
+	}
 	if m.SlowCallsOn {
 		w, err := latency.NewWindow(m.SlowCallsWindow, breaker.BaselineSlices)
 		if err != nil {
