@@ -3,13 +3,15 @@ package simulation
 import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
 // An attempt runs as the card runs it: the breaker admits it once; inside the
 // breaker the hedge sends its first copy and, while no copy has answered
 // acceptably, its hedges; inside the hedge each copy has its own attempt timeout.
-// The hedge's rules are the hedge stage's (policy/hedge, Policy.Execute and its
-// call), applied to events instead of goroutines and timers; TestHedgeMatchesHedgeStage
+// The hedge's decisions are the hedge stage's own (hedge.Policy.Delay and
+// Permit, hedge.Acceptable); its race is the stage's call, applied to events
+// instead of goroutines and timers; TestHedgeMatchesHedgeStage
 // holds the two together. At equal times, a copy's end is handled before a hedge
 // falling due: the end was always scheduled first.
 
@@ -34,7 +36,7 @@ func (s *sim) start(id int32) {
 	s.tags++
 	c.tag, c.started, c.over = s.tags, s.now, false
 	c.copies, c.running, c.winner, c.last = c.copies[:0], 0, -1, 0
-	delay, armed := p.hedge.armed(s.now, p.breaker)
+	delay, armed := p.hedge.armed(s.now)
 	s.rec.attempt(s.now, c.ticket.Probe())
 	s.send(id)
 	if armed {
@@ -50,7 +52,7 @@ func (s *sim) start(id int32) {
 func (s *sim) hedge(id int32) {
 	c := &s.calls[id]
 	p := &s.procs[c.proc]
-	if refuse(p.breaker, p.budget) {
+	if p.hedge.refuse() {
 		s.rec.hedgeSkipped()
 		return
 	}
@@ -115,7 +117,7 @@ func (s *sim) end(id int32, tag uint64) {
 		a.measured = true
 		h.record(s.now, s.now-a.start)
 	}
-	if c.winner < 0 && acceptable(a.verdict) {
+	if c.winner < 0 && hedge.Acceptable(a.verdict) {
 		c.winner = k
 		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
 			first.measured = true

@@ -9,7 +9,6 @@ import (
 
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/latency"
-	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -54,20 +53,21 @@ func (h *Hedge) stage() hedge.Config {
 	return hedge.Config{Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples, MaxAttempts: h.MaxAttempts, Repeatable: true}
 }
 
-// hedger is one process's hedging: its estimator and the stage's settings, with
-// their defaults applied. The estimator is built at time 0 on the run's clock,
-// so its Now is the run's virtual time, which the simulation passes directly.
+// hedger is one process's hedging: a real hedge stage, sharing the process's
+// breaker and budget as the card does, whose decisions (Delay when an attempt
+// starts, Permit when a hedge is due) the simulation calls, and its estimator.
+// The estimator is built at time 0 on the run's clock, so its Now is the run's
+// virtual time, which the simulation passes directly.
 type hedger struct {
+	stage       *hedge.Policy[struct{}]
 	est         *latency.Estimator
-	quantile    float64
-	minDelay    time.Duration
-	minSamples  int
 	maxAttempts int
 }
 
-// newHedger returns the hedging h configures, with an estimator on clock, or
-// nil when h is nil.
-func newHedger(h *Hedge, clock clockwork.Clock) (*hedger, error) {
+// newHedger returns the hedging h configures for a process with breaker b and
+// budget bud (either may be nil), with an estimator on clock, or nil when h is
+// nil.
+func newHedger(h *Hedge, clock clockwork.Clock, b *breaker.Breaker, bud *budget.Budget) (*hedger, error) {
 	if h == nil {
 		return nil, nil
 	}
@@ -75,41 +75,28 @@ func newHedger(h *Hedge, clock clockwork.Clock) (*hedger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hedger{
-		est:         est,
-		quantile:    cmp.Or(h.Quantile, hedge.DefaultQuantile),
-		minDelay:    cmp.Or(h.MinDelay, hedge.DefaultMinDelay),
-		minSamples:  cmp.Or(h.MinSamples, hedge.DefaultMinSamples),
-		maxAttempts: cmp.Or(h.MaxAttempts, hedge.DefaultMaxAttempts),
-	}, nil
+	cfg := h.stage()
+	cfg.Estimator, cfg.Breaker, cfg.Budget, cfg.Clock = est, b, bud, clock
+	stage, err := hedge.New[struct{}](cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &hedger{stage: stage, est: est, maxAttempts: cmp.Or(h.MaxAttempts, hedge.DefaultMaxAttempts)}, nil
 }
 
 // armed reports whether an attempt starting at now may be hedged, and after
-// what delay: the hedge stage's test when an attempt starts (hedge.Policy's
-// armed). The estimator must hold MinSamples samples and the breaker, if any,
-// must be under [hedge.MaxPressure]; the delay is the estimator's quantile,
-// never below MinDelay. A nil hedger never arms.
-func (h *hedger) armed(now time.Duration, b *breaker.Breaker) (time.Duration, bool) {
+// what delay: the stage's own decision ([hedge.Policy.Delay]). A nil hedger
+// never arms.
+func (h *hedger) armed(now time.Duration) (time.Duration, bool) {
 	if h == nil {
 		return 0, false
 	}
-	d, n := h.est.Quantile(now, h.quantile)
-	if n < h.minSamples || (b != nil && b.Pressure() >= hedge.MaxPressure) {
-		return 0, false
-	}
-	return max(d, h.minDelay), true
+	return h.stage.Delay(now)
 }
 
-// refuse is the hedge stage's test when a hedge is due: the breaker must still
-// be under [hedge.MaxPressure], and the budget must pay one token for the hedge.
-// It reports whether the hedge may not be sent; a refused hedge is not charged.
-func refuse(b *breaker.Breaker, bud *budget.Budget) bool {
-	if b != nil && b.Pressure() >= hedge.MaxPressure {
-		return true
-	}
-	_, ok := bud.Withdraw()
-	return !ok
-}
+// refuse reports whether a hedge due now may not be sent, by the stage's own
+// decision ([hedge.Policy.Permit]), which pays for a hedge it permits.
+func (h *hedger) refuse() bool { return h.stage.Permit() != "" }
 
 // record feeds the estimator one latency sample d, observed at now. A nil
 // hedger measures nothing.
@@ -117,11 +104,4 @@ func (h *hedger) record(now, d time.Duration) {
 	if h != nil {
 		h.est.Record(now, d)
 	}
-}
-
-// acceptable reports whether a copy's verdict ends the race, as in the hedge
-// stage: a success, or a Permanent failure that a copy of the same request would
-// only repeat.
-func acceptable(v outcome.Verdict) bool {
-	return v.Kind == outcome.OK || (v.Kind == outcome.Permanent && !v.Canceled && !v.SelfImposed)
 }

@@ -130,7 +130,7 @@ func runHedgeStage(t *testing.T, c hedgeCase) hedgeTrace {
 			n := ctx.Value(callKey{}).(int)
 			mu.Lock()
 			tr.kept[n], tr.verdicts[n], tr.took[n] = r.Value, r.Verdict.Kind, time.Since(from)
-			if r.Value > 0 && acceptable(r.Verdict) {
+			if r.Value > 0 && hedge.Acceptable(r.Verdict) {
 				tr.won++
 			}
 			mu.Unlock()

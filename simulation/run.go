@@ -198,7 +198,7 @@ func (s *sim) startProcesses() error {
 				return fmt.Errorf("simulation: Client.Breaker: %w", err)
 			}
 		}
-		if p.hedge, err = newHedger(c.Client.Hedge, s.clock); err != nil {
+		if p.hedge, err = newHedger(c.Client.Hedge, s.clock, p.breaker, p.budget); err != nil {
 			return fmt.Errorf("simulation: Client.Hedge: %w", err)
 		}
 	}

@@ -114,7 +114,7 @@ func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicEr
 	if k > 0 && r.Verdict.SelfImposed {
 		c.p.budget.Refund() // an inner stage refused the hedge: it never reached the dependency
 	}
-	if c.winner < 0 && panicked == nil && acceptable(r.Verdict) {
+	if c.winner < 0 && panicked == nil && Acceptable(r.Verdict) {
 		c.winner = k
 		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
 			// The first copy was overtaken: it is still running. It takes at
@@ -149,7 +149,7 @@ func (c *call[T]) launch() {
 		return
 	}
 	next, delay, k := c.next, c.delay, len(c.copies)
-	if why := c.p.refuse(); why != "" {
+	if why := c.p.Permit(); why != "" {
 		c.cond.Broadcast()
 		c.mu.Unlock() // c may be back in the pool from here on
 		if next.Observed() {
@@ -197,18 +197,6 @@ func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context) {
 	}()
 	r = next.Run(ctx)
 	returned = true
-}
-
-// refuse asks the breaker and the budget whether a hedge may be sent now, and
-// returns why not, or "". A refused hedge is not charged.
-func (p *Policy[T]) refuse() string {
-	if p.breaker != nil && p.breaker.Pressure() >= MaxPressure {
-		return "breaker"
-	}
-	if _, ok := p.budget.Withdraw(); !ok {
-		return "budget"
-	}
-	return ""
 }
 
 // collect ends a call whose copies have all finished: it releases every result

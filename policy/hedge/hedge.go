@@ -78,8 +78,10 @@ func (p *Policy[T]) Estimator() *latency.Estimator { return p.est }
 // Execute returns the last one to finish.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	start := p.est.Now()
-	if delay, ok := p.armed(ctx, start); ok {
-		return p.hedged(ctx, next, start, delay)
+	if p.repeatable || IsRepeatable(ctx) {
+		if delay, ok := p.Delay(start); ok {
+			return p.hedged(ctx, next, start, delay)
+		}
 	}
 	r := next.Run(ctx)
 	if r.Verdict.Kind == outcome.OK {
@@ -89,12 +91,13 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	return r
 }
 
-// armed reports whether the call may be hedged and, if so, after what delay.
-// The budget is asked only when a hedge is due.
-func (p *Policy[T]) armed(ctx context.Context, now time.Duration) (time.Duration, bool) {
-	if !p.repeatable && !IsRepeatable(ctx) {
-		return 0, false
-	}
+// Delay is the stage's decision when an attempt of a repeatable call starts at
+// now (a reading of the estimator's clock): whether it is armed and after what
+// delay its hedge is due. It is armed when the estimator holds MinSamples
+// samples and the breaker, if any, is under [MaxPressure]; the delay is the
+// estimator's Quantile, never below MinDelay. Execute decides with it; it is
+// exported so that a simulation can run the stage's own decisions.
+func (p *Policy[T]) Delay(now time.Duration) (time.Duration, bool) {
 	d, n := p.est.Quantile(now, p.quantile)
 	if n < p.minSamples || (p.breaker != nil && p.breaker.Pressure() >= MaxPressure) {
 		return 0, false
@@ -102,9 +105,23 @@ func (p *Policy[T]) armed(ctx context.Context, now time.Duration) (time.Duration
 	return max(d, p.minDelay), true
 }
 
-// acceptable reports whether a result ends the race: a success, or a Permanent
-// failure that a copy of the same request would only repeat.
-func acceptable(v outcome.Verdict) bool {
+// Permit is the stage's decision when a hedge is due: it asks the breaker and
+// then the budget, returns "" and takes one budget token if the hedge may be
+// sent, or returns why not ("breaker" or "budget"); a refused hedge is not
+// charged. Like Delay, it is exported for simulations.
+func (p *Policy[T]) Permit() string {
+	if p.breaker != nil && p.breaker.Pressure() >= MaxPressure {
+		return "breaker"
+	}
+	if _, ok := p.budget.Withdraw(); !ok {
+		return "budget"
+	}
+	return ""
+}
+
+// Acceptable reports whether a copy's verdict ends the race: a success, or a
+// Permanent failure that a copy of the same request would only repeat.
+func Acceptable(v outcome.Verdict) bool {
 	return v.Kind == outcome.OK || (v.Kind == outcome.Permanent && !v.Canceled && !v.SelfImposed)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -278,10 +279,12 @@ func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T)
 		require.NoError(t, err)
 		h := stage(t, hedge.Config{}, nil)
 		var copies atomic.Int32
+		firstReturned := make(chan struct{})
 		start := time.Now()
 		v, err := pipeline.New(deadline, pipeline.Policy[string](h)).Execute(t.Context(), func(ctx context.Context) (string, error) {
 			if copies.Add(1) == 1 {
-				time.Sleep(time.Second) // ignores its context
+				defer close(firstReturned)
+				time.Sleep(time.Second) // a second of work that ignores its context
 				return "first", nil
 			}
 			time.Sleep(time.Millisecond)
@@ -291,7 +294,7 @@ func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T)
 		assert.Equal(t, "hedge", v)
 		// The hedge wins at 11 ms; the first copy is abandoned one grace later.
 		assert.Equal(t, 11*time.Millisecond+timeout.DefaultGrace, time.Since(start))
-		time.Sleep(time.Second) // virtual: let the abandoned copy return before the bubble ends
+		<-firstReturned // the abandoned copy ends on its own, after the call returned
 	})
 }
 
@@ -307,5 +310,38 @@ func TestAFirstCopyThatFailedIsNoLatencySampleWhenTheHedgeWins(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		assert.Equal(t, 21, samples(est), "only the hedge's success is a sample")
+	})
+}
+
+func TestAcceptable(t *testing.T) {
+	for _, tc := range []struct {
+		v    outcome.Verdict
+		want bool
+	}{
+		{outcome.Verdict{}, true},
+		{outcome.Verdict{Kind: outcome.Permanent}, true},
+		{outcome.Verdict{Kind: outcome.Permanent, Canceled: true}, false},
+		{outcome.Verdict{Kind: outcome.Permanent, SelfImposed: true}, false},
+		{outcome.Verdict{Kind: outcome.Transient}, false},
+		{outcome.Verdict{Kind: outcome.Throttled}, false},
+	} {
+		assert.Equal(t, tc.want, hedge.Acceptable(tc.v), "%+v", tc.v)
+	}
+}
+
+func TestDelayAndPermitAreTheStagesDecisions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
+		require.NoError(t, err)
+		est := warm(t, 19, 30*time.Millisecond)
+		p := stage(t, hedge.Config{Estimator: est, Budget: b}, nil)
+		_, armed := p.Delay(est.Now())
+		assert.False(t, armed, "19 samples")
+		est.Record(est.Now(), 30*time.Millisecond)
+		d, armed := p.Delay(est.Now())
+		assert.True(t, armed)
+		assert.InEpsilon(t, float64(30*time.Millisecond), float64(d), 0.2)
+		assert.Equal(t, "", p.Permit(), "the budget pays one hedge")
+		assert.Equal(t, "budget", p.Permit())
 	})
 }
