@@ -9,23 +9,12 @@ import (
 // What the breakers' recovery ramps were doing, second by second. A process
 // knows from its breaker's transitions when the breaker is Recovering; only
 // then is the breaker read, with Snapshot, just before an attempt is offered
-// to it.
-//
-// A Snapshot reads the breaker's latency baseline, which refreshes its
-// memoized median when enough samples have joined since the last refresh. The
-// breaker reads the baseline itself before every sample it judges, so an
-// extra read changes nothing, unless the breaker skips its own read: it does
-// for a sample above a constant SlowCallThreshold, which is slow whatever the
-// baseline says. With such a constant and a measured normal, a read at another
-// time could change which median a later judgement uses, and so the run; the
-// ramp's figures are not read then (rampFigures).
+// to it. Reading a breaker never changes its later decisions (the breaker's
+// TestReadsNeverChangeDecisions), so these reads leave the run as it would be.
 
-// rampFigures reports whether a run's breakers can be read for their ramp's
-// figures without changing the run: they have a ramp, and not both a constant
-// slow-call threshold and a measured normal latency.
-func rampFigures(bc *breaker.Config) bool {
-	return bc != nil && bc.Recovery != nil && (bc.SlowCallThreshold == 0 || bc.SlowCalls.Disabled)
-}
+// rampFigures reports whether a run's breakers have a ramp whose figures the
+// report follows.
+func rampFigures(bc *breaker.Config) bool { return bc != nil && bc.Recovery != nil }
 
 // rampSum is one second's sums of what the ramps offered an attempt were
 // admitting.

@@ -34,10 +34,7 @@ type Second struct {
 	// RampEvidence are the means over them of the fraction the breaker was
 	// admitting and of its clock and evidence terms (Snapshot's RampFraction,
 	// RampClock and RampEvidence, read just before each was offered); all
-	// three are 0 when Ramping is 0. They are not read, and Ramping stays 0,
-	// when the breaker has both a constant SlowCallThreshold and its measured
-	// normal latency: reading it then could change its later decisions (see
-	// docs/simulation.md).
+	// three are 0 when Ramping is 0.
 	Ramping                               int
 	RampFraction, RampClock, RampEvidence float64
 }

@@ -164,7 +164,7 @@ func newJudge(j *SlowJudge, bc *breaker.Config, clock clockwork.Clock) (*judge, 
 // judgement is what a judge made of one sample.
 type judgement struct {
 	slow      bool
-	threshold time.Duration // 0: not armed, or not read (above the breaker's constant)
+	threshold time.Duration // 0: not armed
 	fraction  float64       // the trip window's slow fraction after the sample
 	counted   bool          // the window holds at least MinimumCalls samples
 	trips     bool          // the fraction reaches the ratio
@@ -187,7 +187,6 @@ func (g *judge) judge(now time.Duration, v outcome.Verdict, d time.Duration, b *
 		g.window.reset()
 		g.ramping, g.closing = false, true
 	}
-	above := false
 	switch g.rule {
 	case ruleConstant:
 		j.threshold = g.threshold
@@ -196,16 +195,9 @@ func (g *judge) judge(now time.Duration, v outcome.Verdict, d time.Duration, b *
 			j.threshold = q
 		}
 	default:
-		// Above the breaker's constant, a sample is slow whatever the
-		// measurement says, and the breaker decides so without reading its
-		// latency baseline. The judge does not read it either: a read
-		// refreshes the baseline's memoized median, which would change the
-		// breaker's later judgements (see docs/simulation.md).
-		if above = g.constant > 0 && d > g.constant; !above {
-			j.threshold = b.Snapshot().SlowCallThreshold
-		}
+		j.threshold = b.Snapshot().SlowCallThreshold
 	}
-	j.slow = above || j.threshold > 0 && d > j.threshold
+	j.slow = j.threshold > 0 && d > j.threshold
 	if success && g.est != nil {
 		g.est.Record(now, d)
 	}

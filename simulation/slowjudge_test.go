@@ -349,15 +349,14 @@ func unreadRamping(r *Report) int {
 	return n
 }
 
-// TestSlowJudgeDoesNotReadTheBreakerAboveItsConstant replays a run the parity
-// test found: a breaker with both a constant threshold and a measured normal.
-// A sample above the constant is slow whatever the normal, and the breaker
-// records it without reading its latency baseline; a read of the baseline
-// there (a Snapshot) would refresh its memoized median at another moment than
-// the breaker would, and change a later judgement: in this run, which call
-// opens the breaker. The judge reads the breaker only where the breaker reads
-// itself, so the run with the judge is the run without it.
-func TestSlowJudgeDoesNotReadTheBreakerAboveItsConstant(t *testing.T) {
+// TestReadingTheBreakerDoesNotChangeTheRun replays a run the parity test found
+// while a breaker judging a sample above its constant threshold skipped reading
+// its latency baseline: a breaker with both a constant threshold and a measured
+// normal, where the judge's Snapshot before every sample refreshed the
+// baseline's memoized median at another moment than the breaker would, and
+// changed which call opened the breaker. The breaker now reads its baseline on
+// every judgement, and the run with the judge is the run without it.
+func TestReadingTheBreakerDoesNotChangeTheRun(t *testing.T) {
 	var m Model = Healthy{P50: 20 * time.Millisecond, P99: 200 * time.Millisecond}
 	m = Brownout{Base: m, From: 7 * time.Second, To: 13 * time.Second, Factor: 3.32}
 	m = Brownout{Base: m, From: 13 * time.Second, To: 17 * time.Second, Factor: 2.71}
