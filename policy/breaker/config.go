@@ -175,10 +175,6 @@ func (s *settings) windowed() bool {
 	return s.failureRatio > 0 || s.relative || s.slowThreshold > 0 || s.slowCalls
 }
 
-// slowJudged reports whether any slow-call threshold, constant or measured, is
-// configured, so that the slow-call ratio trip can fire.
-func (s *settings) slowJudged() bool { return s.slowThreshold > 0 || s.slowCalls }
-
 // Validate reports every impossible value in c, each naming its field and value,
 // joined into one error; it returns nil for a usable Config.
 func (c Config) Validate() error {

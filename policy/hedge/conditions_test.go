@@ -30,12 +30,12 @@ func TestEachHedgeCostsABudgetTokenAndNoneIsSentWithout(t *testing.T) {
 		ev := new(events)
 		p := stage(t, hedge.Config{Budget: b}, nil)
 
-		v, err, _ := execute(t.Context(), p, slowFirst(), ev)
+		v, _, err := execute(t.Context(), p, slowFirst(), ev)
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		assert.Less(t, b.Tokens(), 1.0, "the hedge was not paid for")
 
-		v, err, took := execute(t.Context(), p, slowFirst(), ev)
+		v, took, err := execute(t.Context(), p, slowFirst(), ev)
 		require.NoError(t, err)
 		assert.Equal(t, "first", v, "a hedge was sent that the budget could not pay for")
 		assert.Equal(t, time.Second, took)

@@ -25,7 +25,7 @@ func TestAFastCallIsNeverHedged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := stage(t, hedge.Config{}, nil)
 		w := &work{plans: []copyPlan{{after: 9 * time.Millisecond, value: "first"}}}
-		v, err, took := execute(t.Context(), p, w, nil)
+		v, took, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "first", v)
 		assert.Equal(t, 9*time.Millisecond, took)
@@ -42,7 +42,7 @@ func TestASlowCallIsHedgedAfterTheDelayAndTheFasterCopyWins(t *testing.T) {
 			{after: 3 * time.Millisecond, value: "hedge"},
 		}}
 		before := pipelinetest.Goroutines()
-		v, err, took := execute(t.Context(), p, w, ev)
+		v, took, err := execute(t.Context(), p, w, ev)
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		// The estimate is 1 ms, so the delay is the 10 ms minimum.
@@ -65,7 +65,7 @@ func TestTheFirstCopyCanStillWinAndTheLoserIsReleased(t *testing.T) {
 			{after: 15 * time.Millisecond, value: "first"},
 			{after: time.Second, value: "hedge"},
 		}}
-		v, err, took := execute(t.Context(), p, w, nil)
+		v, took, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "first", v)
 		assert.Equal(t, 15*time.Millisecond, took)
@@ -82,7 +82,7 @@ func TestTheDelayIsTheQuantileOfTheEstimator(t *testing.T) {
 		require.Greater(t, want, hedge.DefaultMinDelay)
 		ev := new(events)
 		w := &work{plans: []copyPlan{{after: time.Second}, {after: time.Millisecond, value: "hedge"}}}
-		_, err, took := execute(t.Context(), p, w, ev)
+		_, took, err := execute(t.Context(), p, w, ev)
 		require.NoError(t, err)
 		assert.Equal(t, want+time.Millisecond, took)
 		assert.Equal(t, want, ev.named("hedge.sent")[0].(hedge.Hedged).Delay)
@@ -95,13 +95,13 @@ func TestNoHedgeUntilTheEstimatorHasEnoughSamples(t *testing.T) {
 		p := stage(t, hedge.Config{Estimator: est, MinSamples: 3}, nil)
 		for i := range 3 {
 			w := &work{plans: []copyPlan{{after: 50 * time.Millisecond, value: "only"}}}
-			_, err, _ := execute(t.Context(), p, w, nil)
+			_, _, err := execute(t.Context(), p, w, nil)
 			require.NoError(t, err)
 			assert.EqualValues(t, 1, w.calls.Load(), "call %d was hedged with %d samples", i, i)
 		}
 		assert.Equal(t, 3, samples(est), "every successful attempt feeds the estimator")
 		w := &work{plans: []copyPlan{{after: time.Second}, {after: time.Millisecond, value: "hedge"}}}
-		v, err, _ := execute(t.Context(), p, w, nil)
+		v, _, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 	})
@@ -114,12 +114,12 @@ func TestOnlyRepeatableCallsAreHedged(t *testing.T) {
 		plans := []copyPlan{{after: time.Second, value: "first"}, {after: time.Millisecond, value: "hedge"}}
 
 		w := &work{plans: plans}
-		v, err, _ := execute(t.Context(), p, w, nil)
+		v, _, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "first", v, "an unmarked call was hedged")
 
 		w = &work{plans: plans}
-		v, err, _ = execute(hedge.Repeatable(t.Context()), p, w, nil)
+		v, _, err = execute(hedge.Repeatable(t.Context()), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		assert.True(t, hedge.IsRepeatable(hedge.Repeatable(t.Context())))
@@ -134,7 +134,7 @@ func TestAFailedCopyWaitsForTheOthers(t *testing.T) {
 			{after: 20 * time.Millisecond, err: errDown},
 			{after: 30 * time.Millisecond, value: "hedge"},
 		}}
-		v, err, took := execute(t.Context(), p, w, nil)
+		v, took, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		assert.Equal(t, 40*time.Millisecond, took)
@@ -145,7 +145,7 @@ func TestAFailureBeforeTheDelayReturnsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := stage(t, hedge.Config{}, nil)
 		w := &work{plans: []copyPlan{{after: 2 * time.Millisecond, err: errDown}}}
-		_, err, took := execute(t.Context(), p, w, nil)
+		_, took, err := execute(t.Context(), p, w, nil)
 		assert.ErrorIs(t, err, errDown)
 		assert.Equal(t, 2*time.Millisecond, took)
 		assert.EqualValues(t, 1, w.calls.Load(), "hedging is not retrying")
@@ -159,7 +159,7 @@ func TestAPermanentResultIsAcceptable(t *testing.T) {
 			{after: time.Second, value: "first"},
 			{after: time.Millisecond, err: outcome.MarkPermanent(errDown)},
 		}}
-		_, err, took := execute(t.Context(), p, w, nil)
+		_, took, err := execute(t.Context(), p, w, nil)
 		assert.ErrorIs(t, err, errDown)
 		assert.Equal(t, 11*time.Millisecond, took)
 	})
@@ -176,7 +176,7 @@ func TestWhenEveryCopyFailsTheLastOneIsReturnedAndTheRestReleased(t *testing.T) 
 			{after: 100 * time.Millisecond, value: "c", err: errDown},
 		}}
 		// Copies start at 0, 10 and 20 ms and fail at 50, 25 and 120 ms.
-		v, err, took := execute(t.Context(), p, w, nil)
+		v, took, err := execute(t.Context(), p, w, nil)
 		assert.Equal(t, "c", v)
 		assert.ErrorIs(t, err, errDown)
 		assert.Equal(t, 120*time.Millisecond, took)
@@ -193,7 +193,7 @@ func TestMaxAttemptsSpacesTheHedgesOneDelayApart(t *testing.T) {
 			{after: time.Second, value: "b"},
 			{after: 5 * time.Millisecond, value: "c"},
 		}}
-		v, err, took := execute(t.Context(), p, w, ev)
+		v, took, err := execute(t.Context(), p, w, ev)
 		require.NoError(t, err)
 		assert.Equal(t, "c", v)
 		assert.Equal(t, 25*time.Millisecond, took)
@@ -208,7 +208,7 @@ func TestTheCallersCancellationEndsEveryCopy(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
 		w := &work{plans: []copyPlan{{after: time.Second}, {after: time.Second}}}
-		_, err, took := execute(ctx, p, w, nil)
+		_, took, err := execute(ctx, p, w, nil)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, 30*time.Millisecond, took)
 		assert.ElementsMatch(t, []int{0, 1}, w.canceledCopies())
@@ -225,7 +225,7 @@ func TestTheEstimatorSeesSuccessesAndTheOvertakenFirstCopy(t *testing.T) {
 		assert.Equal(t, 20, samples(est), "a failure is not a latency sample")
 
 		w = &work{plans: []copyPlan{{after: time.Second}, {after: 5 * time.Millisecond, value: "hedge"}}}
-		_, err, _ := execute(t.Context(), p, w, nil)
+		_, _, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		// The hedge's own 5 ms, and the first copy's 15 ms: at least what it took.
 		assert.Equal(t, 22, samples(est))
@@ -267,7 +267,7 @@ func TestAPanicInTheFirstCopyStopsTheHedge(t *testing.T) {
 		assert.Zero(t, w.running.Load())
 		// The stage is not wedged.
 		w = &work{plans: []copyPlan{{after: time.Millisecond, value: "ok"}}}
-		v, err, _ := execute(t.Context(), p, w, nil)
+		v, _, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "ok", v)
 	})
@@ -306,7 +306,7 @@ func TestAFirstCopyThatFailedIsNoLatencySampleWhenTheHedgeWins(t *testing.T) {
 			{after: 15 * time.Millisecond, err: errDown},
 			{after: 20 * time.Millisecond, value: "hedge"},
 		}}
-		v, err, _ := execute(t.Context(), p, w, nil)
+		v, _, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		assert.Equal(t, 21, samples(est), "only the hedge's success is a sample")

@@ -114,12 +114,12 @@ func (e *events) named(name string) []pipeline.Event {
 
 // execute runs w through p, with events recorded into ev if it is not nil, and
 // returns the result and how long the call took on the bubble's clock.
-func execute(ctx context.Context, p *hedge.Policy[string], w *work, ev *events) (string, error, time.Duration) {
+func execute(ctx context.Context, p *hedge.Policy[string], w *work, ev *events) (string, time.Duration, error) {
 	pl := pipeline.New[string](p)
 	if ev != nil {
 		pl = pl.With(pipeline.Options[string]{OnEvent: ev.add})
 	}
 	start := time.Now()
 	v, err := pl.Execute(ctx, w.fn)
-	return v, err, time.Since(start)
+	return v, time.Since(start), err
 }
