@@ -45,7 +45,7 @@ func (r *recorder) all() []pipeline.Event {
 
 // run builds spy -> timeout -> fn, where the spy records the verdict the stages
 // outside the timeout see.
-func run(t *testing.T, cfg timeout.Config, ctx context.Context, fn pipeline.Func[int]) (int, error, outcome.Verdict, *recorder) {
+func run(t *testing.T, cfg timeout.Config, ctx context.Context, fn pipeline.Func[int]) (int, outcome.Verdict, *recorder, error) {
 	t.Helper()
 	stage, err := timeout.New[int](cfg)
 	require.NoError(t, err)
@@ -57,14 +57,14 @@ func run(t *testing.T, cfg timeout.Config, ctx context.Context, fn pipeline.Func
 	})
 	rec := &recorder{}
 	v, err := pipeline.New[int](spy, stage).With(pipeline.Options[int]{OnEvent: rec.hook}).Execute(ctx, fn)
-	return v, err, verdict, rec
+	return v, verdict, rec, err
 }
 
 func TestOurDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		var cause error
-		_, err, verdict, rec := run(t, timeout.Config{Timeout: 2 * time.Second}, t.Context(), func(ctx context.Context) (int, error) {
+		_, verdict, rec, err := run(t, timeout.Config{Timeout: 2 * time.Second}, t.Context(), func(ctx context.Context) (int, error) {
 			<-ctx.Done()
 			cause = context.Cause(ctx)
 			return 0, ctx.Err()
@@ -94,7 +94,7 @@ func TestCallersDeadline(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err, verdict, rec := run(t, timeout.Config{Timeout: time.Hour}, ctx, func(ctx context.Context) (int, error) {
+		_, verdict, rec, err := run(t, timeout.Config{Timeout: time.Hour}, ctx, func(ctx context.Context) (int, error) {
 			<-ctx.Done()
 			return 0, ctx.Err()
 		})
@@ -114,7 +114,7 @@ func TestCallersDeadline(t *testing.T) {
 
 func TestSuccessPassesThrough(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		v, err, verdict, _ := run(t, timeout.Config{Timeout: time.Second}, t.Context(), func(ctx context.Context) (int, error) {
+		v, verdict, _, err := run(t, timeout.Config{Timeout: time.Second}, t.Context(), func(ctx context.Context) (int, error) {
 			time.Sleep(999 * time.Millisecond) // virtual: the work takes just under the timeout
 			return 42, nil
 		})
@@ -129,7 +129,7 @@ func TestWorkThatIgnoresItsContextIsAbandoned(t *testing.T) {
 		before := pipelinetest.Goroutines()
 		release := make(chan struct{})
 		start := time.Now()
-		_, err, verdict, rec := run(t, timeout.Config{Timeout: time.Second, Grace: 100 * time.Millisecond}, t.Context(),
+		_, verdict, rec, err := run(t, timeout.Config{Timeout: time.Second, Grace: 100 * time.Millisecond}, t.Context(),
 			func(ctx context.Context) (int, error) {
 				<-release // ignores ctx
 				return 7, nil
@@ -166,7 +166,7 @@ func TestCallerCancelsWorkThatIgnoresItsContext(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
 		start := time.Now()
-		_, err, verdict, _ := run(t, timeout.Config{Timeout: time.Hour}, ctx, func(ctx context.Context) (int, error) {
+		_, verdict, _, err := run(t, timeout.Config{Timeout: time.Hour}, ctx, func(ctx context.Context) (int, error) {
 			<-release
 			return 0, nil
 		})
@@ -181,7 +181,7 @@ func TestCallerCancelsWorkThatIgnoresItsContext(t *testing.T) {
 
 func TestWorkThatHonoursItsContextIsNotAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, err, _, rec := run(t, timeout.Config{Timeout: time.Second}, t.Context(), func(ctx context.Context) (int, error) {
+		_, _, rec, err := run(t, timeout.Config{Timeout: time.Second}, t.Context(), func(ctx context.Context) (int, error) {
 			<-ctx.Done()
 			time.Sleep(timeout.DefaultGrace - time.Millisecond) // slow to notice, but within the grace
 			return 0, ctx.Err()
@@ -239,7 +239,7 @@ func TestCooperativeTrustsTheWork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := pipelinetest.Goroutines()
 		start := time.Now()
-		v, err, _, rec := run(t, timeout.Config{Timeout: time.Second, Cooperative: true}, t.Context(),
+		v, _, rec, err := run(t, timeout.Config{Timeout: time.Second, Cooperative: true}, t.Context(),
 			func(ctx context.Context) (int, error) {
 				assert.Equal(t, before, pipelinetest.Goroutines(), "the work runs on the caller's goroutine")
 				time.Sleep(5 * time.Second) // ignores ctx: the call waits for it
