@@ -46,7 +46,7 @@ func Example_card() {
 		panic(err)
 	}
 	// Hedging needs 20 measured successes first, so this call is never hedged.
-	hedges, err := hedge.New[string](hedge.Config{Breaker: brk, Budget: retries, Repeatable: true}, nil)
+	hedges, err := hedge.New[string](hedge.Config{Breaker: brk, Budget: retries, Repeatable: true})
 	if err != nil {
 		panic(err)
 	}

@@ -39,7 +39,7 @@ type guard[T any] struct {
 	ctx     context.Context
 	fn      Func[T]
 	done    chan struct{}
-	onLate  func(Event)
+	p       *Pipeline[T] // for the late return's event and release
 	attempt int
 	// Set by the goroutine before it closes done or, if abandoned, exits.
 	value    T
@@ -70,7 +70,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 	}
 	g := p.guards.Get().(*guard[T])
 	done := make(chan struct{})
-	g.ctx, g.fn, g.done, g.onLate, g.attempt = ctx, fn, done, p.onEvent, attempt
+	g.ctx, g.fn, g.done, g.p, g.attempt = ctx, fn, done, p, attempt
 	g.state.Store(running)
 	go g.run()
 
@@ -103,7 +103,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 // on the caller's goroutine.
 func (p *Pipeline[T]) finishGuarded(ctx context.Context, g *guard[T], start time.Time, attempt int) Result[T] {
 	v, err, panicked := g.value, g.err, g.panicked
-	g.release()
+	g.recycle()
 	if panicked != nil {
 		panic(panicked)
 	}
@@ -126,24 +126,26 @@ func (g *guard[T]) work() {
 	g.value, g.err = g.fn(g.ctx)
 }
 
-// late ends a goroutine whose caller abandoned it: it reports the late return,
-// returns the guard to the pool, and raises a panic again rather than swallow
-// it.
+// late ends a goroutine whose caller abandoned it: it releases the value the
+// work returned, which nobody will read, reports the late return, returns the
+// guard to the pool, and raises a panic again rather than swallow it.
 func (g *guard[T]) late() {
-	onLate, panicked := g.onLate, g.panicked
-	if onLate != nil {
-		onLate(LateReturn{Attempt: g.attempt, After: time.Since(g.abandonedAt)})
+	p, v, panicked, attempt := g.p, g.value, g.panicked, g.attempt
+	after := time.Since(g.abandonedAt)
+	g.recycle()
+	p.discard(v)
+	if p.onEvent != nil {
+		p.onEvent(LateReturn{Attempt: attempt, After: after})
 	}
-	g.release()
 	if panicked != nil {
 		panic(panicked)
 	}
 }
 
-// release drops every reference the guard holds and returns it to its pool.
-func (g *guard[T]) release() {
+// recycle drops every reference the guard holds and returns it to its pool.
+func (g *guard[T]) recycle() {
 	var zero T
-	g.ctx, g.fn, g.done, g.onLate = nil, nil, nil, nil
+	g.ctx, g.fn, g.done, g.p = nil, nil, nil, nil
 	g.value, g.err, g.panicked, g.abandonedAt = zero, nil, nil, time.Time{}
 	g.pool.Put(g)
 }

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -108,4 +110,65 @@ func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start t
 		p.onEvent(AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
 	}
 	return r
+}
+
+// Discard releases the value of r, a result the stage drops rather than return:
+// an attempt it will retry, a copy that lost a race. It calls the pipeline's
+// [Options].Release with the value, unless there is no Release hook or the value
+// is T's zero value. Call it once per dropped result, never for the result the
+// stage returns, and never while holding a lock.
+func (n Next[T]) Discard(r Result[T]) { n.p.discard(r.Value) }
+
+// Hold returns r with end tied to the life of its value: end runs when the value
+// is released, by the caller or by an outer stage that discards it. A stage that
+// derived something for the attempt it returns, such as a context it must
+// cancel, passes the cancel function here instead of calling it, so that the
+// caller can still read the value (an HTTP response's body) after Execute
+// returns. Without an [Options].WhenReleased hook, or for T's zero value, Hold
+// calls end at once. end must be safe to call more than once and from any
+// goroutine, as a context.CancelFunc is.
+func (n Next[T]) Hold(r Result[T], end func()) Result[T] {
+	if n.p.whenReleased == nil || isZero(r.Value) {
+		end()
+		return r
+	}
+	r.Value = n.p.whenReleased(r.Value, end)
+	return r
+}
+
+// ErrOf returns the error a stage puts in the [StopError] it builds from r:
+// r.Err or, for an attempt that returned a value and a nil error and was judged
+// a failure, a [*ValueError] saying what the value was.
+func (n Next[T]) ErrOf(r Result[T]) error {
+	if r.Err != nil || r.Verdict.Kind == outcome.OK {
+		return r.Err
+	}
+	return &ValueError{Verdict: r.Verdict, Value: n.p.describeValue(r.Value)}
+}
+
+// discard releases v if the pipeline has a Release hook and v is not zero.
+func (p *Pipeline[T]) discard(v T) {
+	if p.release != nil && !isZero(v) {
+		p.release(v)
+	}
+}
+
+// describeValue says what v is, for a ValueError.
+func (p *Pipeline[T]) describeValue(v T) string {
+	if p.describe != nil {
+		return p.describe(v)
+	}
+	switch d := any(v).(type) {
+	case error:
+		return d.Error()
+	case fmt.Stringer:
+		return d.String()
+	}
+	return fmt.Sprintf("a value of type %T", v)
+}
+
+// isZero reports whether v is T's zero value. It is used only by pipelines with
+// hooks for values, so a T that holds nothing never pays for it.
+func isZero[T any](v T) bool {
+	return reflect.ValueOf(&v).Elem().IsZero()
 }

@@ -34,7 +34,12 @@ type PolicyFunc[T any] func(ctx context.Context, next Next[T]) Result[T]
 func (f PolicyFunc[T]) Execute(ctx context.Context, next Next[T]) Result[T] { return f(ctx, next) }
 
 // Options are the settings every stage of one pipeline shares. The zero value is
-// valid and means: the built-in classification rules, no event hook, real time.
+// valid and means: the built-in classification rules, no event hook, real time,
+// values that hold nothing.
+//
+// Release and WhenReleased are for values that hold resources, such as an
+// *http.Response whose body must be closed: see docs/values.md. Set both for
+// such a T; leave both nil for a T that holds nothing, which then costs nothing.
 type Options[T any] struct {
 	// Classifier is consulted once per attempt, after the caller's cancellation
 	// and errors marked at their source, and before the built-in rules. It can
@@ -48,16 +53,40 @@ type Options[T any] struct {
 	// Clock measures attempt durations and paces stages that wait, such as a
 	// retry's backoff. Nil means real time.
 	Clock clockwork.Clock
+	// Release frees a value that an attempt produced and the pipeline does not
+	// return to its caller: an attempt a retry replaces, the loser of a hedge
+	// race, work abandoned by a guarded timeout that returns late. The pipeline
+	// calls it exactly once for every such value that is not T's zero value,
+	// never for the value Execute returns, and never while a stage holds a lock;
+	// for late abandoned work, on the goroutine that ran it. Nil means discarded
+	// values are dropped as they are.
+	Release func(T)
+	// WhenReleased arranges for done to run when v is released, by the caller
+	// (for a response, by closing its body) or by Release, and returns the value
+	// to hand on (v itself, or a copy that holds the arrangement). Stages use it
+	// to keep what they derived for an attempt, such as its context, alive while
+	// the caller still reads the value the attempt returned; done cancels it. It
+	// is called at most once per stage for a returned, non-zero value, and done
+	// is safe to call more than once and from any goroutine. Nil means stages
+	// end what they derived as Execute returns.
+	WhenReleased func(v T, done func()) T
+	// Describe says what a value is, for the [ValueError] of an attempt whose
+	// value was judged a failure ("HTTP 503 Service Unavailable"). Nil means the
+	// value's Error or String method, or else its type.
+	Describe func(T) string
 }
 
 // Pipeline runs calls through an ordered list of stages. Build one with [New],
 // once, and share it: it is immutable and safe for concurrent use.
 type Pipeline[T any] struct {
-	policies   []Policy[T]
-	classifier outcome.Classifier[T]
-	onEvent    func(Event)
-	clock      clockwork.Clock
-	guards     *sync.Pool // of *guard[T], for work run by Next.AbandonAfter
+	policies     []Policy[T]
+	classifier   outcome.Classifier[T]
+	onEvent      func(Event)
+	clock        clockwork.Clock
+	release      func(T)
+	whenReleased func(T, func()) T
+	describe     func(T) string
+	guards       *sync.Pool // of *guard[T], for work run by Next.AbandonAfter
 }
 
 // New composes policies into a pipeline, the first one outermost: New(a, b).
@@ -91,27 +120,52 @@ func isNil(p any) bool {
 	return false
 }
 
-// With returns a copy of p that uses the options o. p itself is unchanged.
+// isNilValue reports whether v, an option's value (a function or an
+// interface), is nil.
+func isNilValue[V any](v V) bool {
+	rv := reflect.ValueOf(&v).Elem()
+	return rv.IsNil()
+}
+
+// With returns a copy of p that also uses the options set in o: every field of
+// o that is not nil replaces p's, and every nil field keeps what p had, so that
+// p.With(a).With(b) has the settings of a and of b (b's where both set one).
+// p itself is unchanged. To drop a setting, build the pipeline again with
+// [New].
 func (p *Pipeline[T]) With(o Options[T]) *Pipeline[T] {
 	q := *p
-	q.classifier = o.Classifier
-	q.onEvent = o.OnEvent
-	q.clock = o.Clock
-	if q.clock == nil {
-		q.clock = clockwork.NewRealClock()
-	}
+	set(&q.classifier, o.Classifier)
+	set(&q.onEvent, o.OnEvent)
+	set(&q.clock, o.Clock)
+	set(&q.release, o.Release)
+	set(&q.whenReleased, o.WhenReleased)
+	set(&q.describe, o.Describe)
 	return &q
 }
 
-var errNilFunc = errors.New("pipeline: Execute: fn is nil")
+// set replaces *dst with v unless v is nil.
+func set[V any](dst *V, v V) {
+	if !isNilValue(v) {
+		*dst = v
+	}
+}
+
+var (
+	errNilFunc    = errors.New("pipeline: Execute: fn is nil")
+	errNilContext = errors.New("pipeline: Execute: ctx is nil (use context.Background() or context.TODO())")
+)
 
 // Execute runs one logical call of fn through the pipeline's stages and returns
-// what the outermost stage returned. A nil fn is refused with an error. A panic in
-// fn propagates to the caller after every stage has cleaned up.
+// what the outermost stage returned. A nil fn or a nil ctx is refused with an
+// error. A panic in fn propagates to the caller after every stage has cleaned
+// up.
 func (p *Pipeline[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
-	if fn == nil {
+	if fn == nil || ctx == nil {
 		var zero T
-		return zero, errNilFunc
+		if fn == nil {
+			return zero, errNilFunc
+		}
+		return zero, errNilContext
 	}
 	r := Next[T]{p: p, fn: fn, pos: position{attempt: 1}}.Run(ctx)
 	return r.Value, r.Err

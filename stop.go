@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/resilience-go/pipeline/outcome"
 )
 
 // Reason says why a stage refused a call or gave up on it.
@@ -24,6 +26,10 @@ const (
 	Canceled
 	// Permanent: the last attempt failed in a way no retry can fix.
 	Permanent
+	// HintBeyondDeadline: the dependency asked for a pause (its retry-after
+	// hint) that outlasts the time the call has left, so the call stopped at
+	// once rather than wait in vain. The hint is in [StopError.RetryAfter].
+	HintBeyondDeadline
 )
 
 // Sentinels matched, with errors.Is, by a [StopError] of the corresponding reason.
@@ -34,6 +40,7 @@ var (
 	ErrBudgetExhausted       = errors.New("pipeline: retry budget exhausted")
 	ErrAttemptsExhausted     = errors.New("pipeline: attempts exhausted")
 	ErrPermanent             = errors.New("pipeline: permanent failure")
+	ErrHintBeyondDeadline    = errors.New("pipeline: retry-after hint outlasts the deadline")
 )
 
 // String returns the reason in words.
@@ -51,6 +58,8 @@ func (r Reason) String() string {
 		return "canceled"
 	case Permanent:
 		return "permanent failure"
+	case HintBeyondDeadline:
+		return "retry-after hint outlasts the deadline"
 	}
 	return fmt.Sprintf("pipeline.Reason(%d)", uint8(r))
 }
@@ -70,6 +79,8 @@ func (r Reason) sentinel() error {
 		return context.Canceled
 	case Permanent:
 		return ErrPermanent
+	case HintBeyondDeadline:
+		return ErrHintBeyondDeadline
 	}
 	return nil
 }
@@ -90,8 +101,9 @@ type StopError struct {
 	// Attempts is the number of attempts the call made before it stopped, when
 	// the stage that stopped it counts them (a retry does); otherwise 0.
 	Attempts int
-	// Err is the last attempt's error, or nil if no attempt ran or the last one
-	// returned a value that was classified as a failure.
+	// Err is the last attempt's error, or nil if no attempt ran. For an attempt
+	// that returned a value with a nil error which the classification judged a
+	// failure (a 503 response), Err is a [*ValueError] saying what was judged.
 	Err error
 	// Cause is the context's cause for a Deadline or Canceled stop: our own
 	// timeout's error, or the caller's.
@@ -141,4 +153,32 @@ func (e *StopError) Unwrap() []error {
 		}
 	}
 	return errs
+}
+
+// Interrupted returns the stop of a stage that gave up because ctx is done: a
+// Deadline stop if ctx's deadline passed, a Canceled one otherwise, with Cause
+// set to context.Cause(ctx). A stage that waits (for a backoff, a permit, a
+// slot) returns it, after filling in Attempts and Err if it counts them.
+func Interrupted(ctx context.Context, stage string) *StopError {
+	reason := Canceled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason = Deadline
+	}
+	return &StopError{Stage: stage, Reason: reason, Cause: context.Cause(ctx)}
+}
+
+// ValueError is the error a stop carries for an attempt that returned a value
+// and a nil error, and whose value the classification judged a failure: a 503
+// response, say. It says what was judged.
+type ValueError struct {
+	// Verdict is the attempt's verdict.
+	Verdict outcome.Verdict
+	// Value describes the value: the pipeline's [Options].Describe if set,
+	// otherwise the value's Error or String method, otherwise its type.
+	Value string
+}
+
+// Error says that a value was judged a failure, and which.
+func (e *ValueError) Error() string {
+	return "pipeline: attempt returned " + e.Value + ", judged " + e.Verdict.String()
 }

@@ -107,7 +107,7 @@ func ourHedge(b *breaker.Breaker, bud *budget.Budget) pipeline.Policy[int] {
 	for range hedge.DefaultMinSamples {
 		est.Record(est.Now(), time.Microsecond)
 	}
-	return must(hedge.New[int](hedge.Config{Estimator: est, Breaker: b, Budget: bud, Repeatable: true}, nil))
+	return must(hedge.New[int](hedge.Config{Estimator: est, Breaker: b, Budget: bud, Repeatable: true}))
 }
 
 // OursEmpty is a pipeline with no stages: the cost of Execute itself.

@@ -77,7 +77,7 @@ func newHedger(h *Hedge, clock clockwork.Clock, b *breaker.Breaker, bud *budget.
 	}
 	cfg := h.stage()
 	cfg.Estimator, cfg.Breaker, cfg.Budget, cfg.Clock = est, b, bud, clock
-	stage, err := hedge.New[struct{}](cfg, nil)
+	stage, err := hedge.New[struct{}](cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func runHedgeStage(t *testing.T, c hedgeCase) hedgeTrace {
 		}
 		cfg := c.hedge.stage()
 		cfg.Estimator, cfg.Breaker, cfg.Budget = est, brk, bud
-		h, err := hedge.New[int](cfg, nil)
+		h, err := hedge.New[int](cfg)
 		require.NoError(t, err)
 
 		var mu sync.Mutex

@@ -18,7 +18,7 @@ func benchStage(b *testing.B, repeatable bool) *pipeline.Pipeline[int] {
 	for range hedge.DefaultMinSamples {
 		est.Record(est.Now(), time.Microsecond)
 	}
-	h, err := hedge.New[int](hedge.Config{Estimator: est, Repeatable: repeatable}, nil)
+	h, err := hedge.New[int](hedge.Config{Estimator: est, Repeatable: repeatable})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -200,28 +200,29 @@ func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context) {
 }
 
 // collect ends a call whose copies have all finished: it releases every result
-// but the one it returns, returns the call to the pool, and raises again the
-// first panic of any copy. When keep is false it releases them all.
+// but the one it returns, whose context lives on until its value is released
+// (see [pipeline.Next.Hold]), returns the call to the pool, and raises again
+// the first panic of any copy. When keep is false it releases them all.
 func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 	kept := c.winner
 	if kept < 0 {
 		kept = c.last
 	}
-	r := c.copies[kept].result
+	r, end := c.copies[kept].result, c.copies[kept].cancel
 	if !keep {
 		kept = -1
 	}
+	next := c.next
 	var panicked *pipeline.PanicError
 	for i := range c.copies {
-		c.copies[i].cancel()
+		cp := &c.copies[i]
 		if panicked == nil {
-			panicked = c.copies[i].panicked
+			panicked = cp.panicked
 		}
-	}
-	if c.p.release != nil {
-		for i := range c.copies {
-			if i != kept && c.copies[i].panicked == nil {
-				c.p.release(c.copies[i].result.Value)
+		if i != kept {
+			cp.cancel()
+			if cp.panicked == nil {
+				next.Discard(cp.result)
 			}
 		}
 	}
@@ -229,8 +230,13 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 	c.copies = c.copies[:0]
 	c.ctx, c.next, c.timer, c.closed = nil, pipeline.Next[T]{}, nil, false
 	c.p.calls.Put(c)
-	if panicked != nil && keep {
+	if !keep {
+		return r
+	}
+	if panicked != nil { // nothing is returned: the kept copy goes too
+		end()
+		next.Discard(r)
 		panic(panicked)
 	}
-	return r
+	return next.Hold(r, end)
 }

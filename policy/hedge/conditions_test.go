@@ -28,7 +28,7 @@ func TestEachHedgeCostsABudgetTokenAndNoneIsSentWithout(t *testing.T) {
 		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 		require.NoError(t, err)
 		ev := new(events)
-		p := stage(t, hedge.Config{Budget: b}, nil)
+		p := stage(t, hedge.Config{Budget: b})
 
 		v, _, err := execute(t.Context(), p, slowFirst(), ev)
 		require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestAHedgeRefusedInsideIsRefunded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 		require.NoError(t, err)
-		p := stage(t, hedge.Config{Budget: b}, nil)
+		p := stage(t, hedge.Config{Budget: b})
 		// An inner stage that refuses every copy but the first, as a limiter would.
 		var copies atomic.Int32
 		refuser := pipeline.PolicyFunc[string](func(ctx context.Context, next pipeline.Next[string]) pipeline.Result[string] {
@@ -70,7 +70,7 @@ func TestNoHedgeUnlessTheBreakerIsClosedAndCalm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		br, err := breaker.New(breaker.Config{ConsecutiveFailures: 4})
 		require.NoError(t, err)
-		p := stage(t, hedge.Config{Breaker: br}, nil)
+		p := stage(t, hedge.Config{Breaker: br})
 		fail := func() {
 			tk, err := br.Admit()
 			require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestTheBreakerIsAskedAgainWhenTheHedgeIsDue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		br, err := breaker.New(breaker.Config{ConsecutiveFailures: 2})
 		require.NoError(t, err)
-		p := stage(t, hedge.Config{Breaker: br}, nil)
+		p := stage(t, hedge.Config{Breaker: br})
 		ev := new(events)
 		// While the first copy runs, another call fails: the breaker is at one
 		// half by the time the hedge is due.

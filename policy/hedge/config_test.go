@@ -28,7 +28,7 @@ func TestConfigRefusesImpossibleSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			assert.EqualError(t, tt.cfg.Validate(), tt.want)
-			p, err := hedge.New[string](tt.cfg, nil)
+			p, err := hedge.New[string](tt.cfg)
 			assert.EqualError(t, err, tt.want)
 			assert.Nil(t, p)
 		})
@@ -46,7 +46,7 @@ func TestConfigNamesEveryBadField(t *testing.T) {
 
 func TestTheZeroConfigIsValidAndMakesItsOwnEstimator(t *testing.T) {
 	require.NoError(t, hedge.Config{}.Validate())
-	p, err := hedge.New[int](hedge.Config{}, nil)
+	p, err := hedge.New[int](hedge.Config{})
 	require.NoError(t, err)
 	require.NotNil(t, p.Estimator())
 	assert.Equal(t, 30*time.Second, p.Estimator().Window())

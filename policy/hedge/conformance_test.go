@@ -13,7 +13,7 @@ import (
 // fires: the checks hold the armed path to the rules.
 func TestConformance(t *testing.T) {
 	pipelinetest.Run(t, func() pipeline.Policy[string] {
-		return stage(t, hedge.Config{}, nil)
+		return stage(t, hedge.Config{})
 	}, "value")
 }
 
@@ -22,6 +22,6 @@ func TestConformance(t *testing.T) {
 // use).
 func TestConformanceWhenHedging(t *testing.T) {
 	pipelinetest.Run(t, func() pipeline.Policy[string] {
-		return stage(t, hedge.Config{MinDelay: time.Nanosecond, Quantile: 0.01, Estimator: warm(t, 20, 0)}, nil)
+		return stage(t, hedge.Config{MinDelay: time.Nanosecond, Quantile: 0.01, Estimator: warm(t, 20, 0)})
 	}, "value")
 }

@@ -27,13 +27,14 @@ func Example() {
 	for range 20 {
 		est.Record(est.Now(), 4*time.Millisecond)
 	}
-	h, err := hedge.New(hedge.Config{Estimator: est, Clock: clock}, func(v string) {
-		fmt.Printf("released %q\n", v)
-	})
+	h, err := hedge.New[string](hedge.Config{Estimator: est, Clock: clock})
 	if err != nil {
 		panic(err)
 	}
 	p := pipeline.New[string](h).With(pipeline.Options[string]{
+		// The loser's value is released: here it is printed, where an HTTP
+		// response's body would be closed.
+		Release: func(v string) { fmt.Printf("released %q\n", v) },
 		OnEvent: func(e pipeline.Event) {
 			if s, ok := e.(hedge.Hedged); ok {
 				fmt.Printf("hedge %d sent after %v\n", s.Hedge, s.Delay)

@@ -33,11 +33,13 @@ func TestHammer(t *testing.T) {
 		b, err := budget.New(budget.Config{})
 		require.NoError(t, err)
 		var released sync.Map // value -> times released
-		p := stage(t, hedge.Config{Breaker: br, Budget: b, MaxAttempts: 3}, func(v string) {
-			n, _ := released.LoadOrStore(v, new(atomic.Int32))
-			n.(*atomic.Int32).Add(1)
+		p := stage(t, hedge.Config{Breaker: br, Budget: b, MaxAttempts: 3})
+		pl := pipeline.New(breaker.Guard[string](br), pipeline.Policy[string](p)).With(pipeline.Options[string]{
+			Release: func(v string) {
+				n, _ := released.LoadOrStore(v, new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			},
 		})
-		pl := pipeline.New(breaker.Guard[string](br), pipeline.Policy[string](p))
 		before := pipelinetest.Goroutines()
 
 		const goroutines, calls = 24, 40

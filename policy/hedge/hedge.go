@@ -27,17 +27,14 @@ type Policy[T any] struct {
 	budget      *budget.Budget
 	repeatable  bool
 	clock       clockwork.Clock // nil: real time, without clockwork's wrapper
-	release     func(T)
-	calls       sync.Pool // of *call[T]
+	calls       sync.Pool       // of *call[T]
 }
 
 // New returns a hedge stage configured by cfg, or an error naming every setting
-// that cannot work. release, if not nil, is called with the value of every
-// attempt whose result the stage discards (the losers of a race), once they have
-// returned, so a caller can close what they hold, such as an HTTP response body.
-// It is called on the caller's goroutine, whatever the value's error, before
-// Execute returns. With a non-nil release, T is inferred from it.
-func New[T any](cfg Config, release func(T)) (*Policy[T], error) {
+// that cannot work. The values of the copies that lose a race are released
+// through the pipeline's [pipeline.Options].Release hook, on the caller's
+// goroutine, before Execute returns.
+func New[T any](cfg Config) (*Policy[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -51,7 +48,6 @@ func New[T any](cfg Config, release func(T)) (*Policy[T], error) {
 		budget:      cfg.Budget,
 		repeatable:  cfg.Repeatable,
 		clock:       cfg.Clock,
-		release:     release,
 	}
 	if p.est == nil {
 		est, err := latency.New(latency.Config{Clock: cfg.Clock})

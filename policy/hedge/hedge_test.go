@@ -23,7 +23,7 @@ var errDown = errors.New("down")
 
 func TestAFastCallIsNeverHedged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{{after: 9 * time.Millisecond, value: "first"}}}
 		v, took, err := execute(t.Context(), p, w, nil)
 		require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestAFastCallIsNeverHedged(t *testing.T) {
 func TestASlowCallIsHedgedAfterTheDelayAndTheFasterCopyWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ev := new(events)
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{
 			{after: time.Second, value: "first"},
 			{after: 3 * time.Millisecond, value: "hedge"},
@@ -60,12 +60,12 @@ func TestASlowCallIsHedgedAfterTheDelayAndTheFasterCopyWins(t *testing.T) {
 func TestTheFirstCopyCanStillWinAndTheLoserIsReleased(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var released []string
-		p := stage(t, hedge.Config{}, func(v string) { released = append(released, v) })
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{
 			{after: 15 * time.Millisecond, value: "first"},
 			{after: time.Second, value: "hedge"},
 		}}
-		v, took, err := execute(t.Context(), p, w, nil)
+		v, took, err := execute(t.Context(), p, w, nil, pipeline.Options[string]{Release: func(v string) { released = append(released, v) }})
 		require.NoError(t, err)
 		assert.Equal(t, "first", v)
 		assert.Equal(t, 15*time.Millisecond, took)
@@ -77,7 +77,7 @@ func TestTheFirstCopyCanStillWinAndTheLoserIsReleased(t *testing.T) {
 func TestTheDelayIsTheQuantileOfTheEstimator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		est := warm(t, 100, 40*time.Millisecond)
-		p := stage(t, hedge.Config{Estimator: est}, nil)
+		p := stage(t, hedge.Config{Estimator: est})
 		want, _ := est.Quantile(est.Now(), hedge.DefaultQuantile)
 		require.Greater(t, want, hedge.DefaultMinDelay)
 		ev := new(events)
@@ -92,7 +92,7 @@ func TestTheDelayIsTheQuantileOfTheEstimator(t *testing.T) {
 func TestNoHedgeUntilTheEstimatorHasEnoughSamples(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		est := warm(t, 0, 0)
-		p := stage(t, hedge.Config{Estimator: est, MinSamples: 3}, nil)
+		p := stage(t, hedge.Config{Estimator: est, MinSamples: 3})
 		for i := range 3 {
 			w := &work{plans: []copyPlan{{after: 50 * time.Millisecond, value: "only"}}}
 			_, _, err := execute(t.Context(), p, w, nil)
@@ -109,7 +109,7 @@ func TestNoHedgeUntilTheEstimatorHasEnoughSamples(t *testing.T) {
 
 func TestOnlyRepeatableCallsAreHedged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p, err := hedge.New[string](hedge.Config{Estimator: warm(t, 20, time.Millisecond)}, nil)
+		p, err := hedge.New[string](hedge.Config{Estimator: warm(t, 20, time.Millisecond)})
 		require.NoError(t, err)
 		plans := []copyPlan{{after: time.Second, value: "first"}, {after: time.Millisecond, value: "hedge"}}
 
@@ -129,7 +129,7 @@ func TestOnlyRepeatableCallsAreHedged(t *testing.T) {
 
 func TestAFailedCopyWaitsForTheOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{
 			{after: 20 * time.Millisecond, err: errDown},
 			{after: 30 * time.Millisecond, value: "hedge"},
@@ -143,7 +143,7 @@ func TestAFailedCopyWaitsForTheOthers(t *testing.T) {
 
 func TestAFailureBeforeTheDelayReturnsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{{after: 2 * time.Millisecond, err: errDown}}}
 		_, took, err := execute(t.Context(), p, w, nil)
 		assert.ErrorIs(t, err, errDown)
@@ -154,7 +154,7 @@ func TestAFailureBeforeTheDelayReturnsAtOnce(t *testing.T) {
 
 func TestAPermanentResultIsAcceptable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{
 			{after: time.Second, value: "first"},
 			{after: time.Millisecond, err: outcome.MarkPermanent(errDown)},
@@ -168,7 +168,7 @@ func TestAPermanentResultIsAcceptable(t *testing.T) {
 func TestWhenEveryCopyFailsTheLastOneIsReturnedAndTheRestReleased(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var released []string
-		p := stage(t, hedge.Config{MaxAttempts: 3}, func(v string) { released = append(released, v) })
+		p := stage(t, hedge.Config{MaxAttempts: 3})
 		errHedge := errors.New("hedge down")
 		w := &work{plans: []copyPlan{
 			{after: 50 * time.Millisecond, value: "a", err: errDown},
@@ -176,7 +176,7 @@ func TestWhenEveryCopyFailsTheLastOneIsReturnedAndTheRestReleased(t *testing.T) 
 			{after: 100 * time.Millisecond, value: "c", err: errDown},
 		}}
 		// Copies start at 0, 10 and 20 ms and fail at 50, 25 and 120 ms.
-		v, took, err := execute(t.Context(), p, w, nil)
+		v, took, err := execute(t.Context(), p, w, nil, pipeline.Options[string]{Release: func(v string) { released = append(released, v) }})
 		assert.Equal(t, "c", v)
 		assert.ErrorIs(t, err, errDown)
 		assert.Equal(t, 120*time.Millisecond, took)
@@ -187,7 +187,7 @@ func TestWhenEveryCopyFailsTheLastOneIsReturnedAndTheRestReleased(t *testing.T) 
 func TestMaxAttemptsSpacesTheHedgesOneDelayApart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ev := new(events)
-		p := stage(t, hedge.Config{MaxAttempts: 3}, nil)
+		p := stage(t, hedge.Config{MaxAttempts: 3})
 		w := &work{plans: []copyPlan{
 			{after: time.Second, value: "a"},
 			{after: time.Second, value: "b"},
@@ -204,7 +204,7 @@ func TestMaxAttemptsSpacesTheHedgesOneDelayApart(t *testing.T) {
 
 func TestTheCallersCancellationEndsEveryCopy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
 		w := &work{plans: []copyPlan{{after: time.Second}, {after: time.Second}}}
@@ -218,7 +218,7 @@ func TestTheCallersCancellationEndsEveryCopy(t *testing.T) {
 func TestTheEstimatorSeesSuccessesAndTheOvertakenFirstCopy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		est := warm(t, 20, time.Millisecond)
-		p := stage(t, hedge.Config{Estimator: est}, nil)
+		p := stage(t, hedge.Config{Estimator: est})
 
 		w := &work{plans: []copyPlan{{after: 2 * time.Millisecond, err: errDown}}}
 		_, _, _ = execute(t.Context(), p, w, nil)
@@ -236,7 +236,7 @@ func TestTheEstimatorSeesSuccessesAndTheOvertakenFirstCopy(t *testing.T) {
 
 func TestAPanicInAHedgeReachesTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{
 			{after: 20 * time.Millisecond, value: "first"},
 			{after: 5 * time.Millisecond, panics: "boom"},
@@ -254,7 +254,7 @@ func TestAPanicInAHedgeReachesTheCaller(t *testing.T) {
 
 func TestAPanicInTheFirstCopyStopsTheHedge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := stage(t, hedge.Config{}, nil)
+		p := stage(t, hedge.Config{})
 		w := &work{plans: []copyPlan{
 			{after: 20 * time.Millisecond, panics: "boom"},
 			{after: time.Second, value: "hedge"},
@@ -277,7 +277,7 @@ func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T)
 	synctest.Test(t, func(t *testing.T) {
 		deadline, err := timeout.New[string](timeout.Config{Timeout: 5 * time.Second})
 		require.NoError(t, err)
-		h := stage(t, hedge.Config{}, nil)
+		h := stage(t, hedge.Config{})
 		var copies atomic.Int32
 		firstReturned := make(chan struct{})
 		start := time.Now()
@@ -301,7 +301,7 @@ func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T)
 func TestAFirstCopyThatFailedIsNoLatencySampleWhenTheHedgeWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		est := warm(t, 20, time.Millisecond)
-		p := stage(t, hedge.Config{Estimator: est}, nil)
+		p := stage(t, hedge.Config{Estimator: est})
 		w := &work{plans: []copyPlan{
 			{after: 15 * time.Millisecond, err: errDown},
 			{after: 20 * time.Millisecond, value: "hedge"},
@@ -334,7 +334,7 @@ func TestDelayAndPermitAreTheStagesDecisions(t *testing.T) {
 		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 		require.NoError(t, err)
 		est := warm(t, 19, 30*time.Millisecond)
-		p := stage(t, hedge.Config{Estimator: est, Budget: b}, nil)
+		p := stage(t, hedge.Config{Estimator: est, Budget: b})
 		_, armed := p.Delay(est.Now())
 		assert.False(t, armed, "19 samples")
 		est.Record(est.Now(), 30*time.Millisecond)

@@ -34,13 +34,13 @@ func samples(est *latency.Estimator) int {
 
 // stage builds a hedge stage over cfg, whose estimator is warm with 20 samples
 // of 1 ms unless cfg has one, marking every call repeatable.
-func stage(t *testing.T, cfg hedge.Config, release func(string)) *hedge.Policy[string] {
+func stage(t *testing.T, cfg hedge.Config) *hedge.Policy[string] {
 	t.Helper()
 	if cfg.Estimator == nil {
 		cfg.Estimator = warm(t, hedge.DefaultMinSamples, time.Millisecond)
 	}
 	cfg.Repeatable = true
-	p, err := hedge.New(cfg, release)
+	p, err := hedge.New[string](cfg)
 	require.NoError(t, err)
 	return p
 }
@@ -112,12 +112,16 @@ func (e *events) named(name string) []pipeline.Event {
 	return out
 }
 
-// execute runs w through p, with events recorded into ev if it is not nil, and
-// returns the result and how long the call took on the bubble's clock.
-func execute(ctx context.Context, p *hedge.Policy[string], w *work, ev *events) (string, time.Duration, error) {
+// execute runs w through p, with events recorded into ev if it is not nil and
+// the options o, and returns the result and how long the call took on the
+// bubble's clock.
+func execute(ctx context.Context, p *hedge.Policy[string], w *work, ev *events, o ...pipeline.Options[string]) (string, time.Duration, error) {
 	pl := pipeline.New[string](p)
 	if ev != nil {
 		pl = pl.With(pipeline.Options[string]{OnEvent: ev.add})
+	}
+	for _, o := range o {
+		pl = pl.With(o)
 	}
 	start := time.Now()
 	v, err := pl.Execute(ctx, w.fn)

@@ -2,7 +2,9 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -42,4 +44,24 @@ func TestBackoffWaitsOnThePipelineClock(t *testing.T) {
 	clock.Advance(200 * time.Millisecond)
 	<-attempts
 	assert.ErrorIs(t, <-done, pipeline.ErrAttemptsExhausted)
+}
+
+// TestDeadlineIsReadOnRealTimeWhateverTheClock: a fake clock set decades before
+// the context's deadline must not make a backoff that cannot fit look as if it
+// fits. The call stops at once rather than wait on the fake clock until the
+// real deadline passes.
+func TestDeadlineIsReadOnRealTimeWhateverTheClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := clockwork.NewFakeClockAt(time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC))
+		p := pipeline.New[int](mustNew[int](t, Config{Backoff: Constant{Interval: time.Second, Jitter: NoJitter}})).
+			With(pipeline.Options[int]{Clock: clock})
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := p.Execute(ctx, func(context.Context) (int, error) { return 0, errBoom })
+		assert.Zero(t, time.Since(start), "a 1 s backoff cannot fit in 50 ms: stop at once")
+		e, ok := errors.AsType[*pipeline.StopError](err)
+		require.True(t, ok)
+		assert.Equal(t, pipeline.Deadline, e.Reason)
+	})
 }

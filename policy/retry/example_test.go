@@ -137,6 +137,8 @@ func Example_permanent() {
 		Classifier: func(status int, err error) (outcome.Verdict, bool) {
 			return outcome.HTTPStatus(status, "", time.Time{}), err == nil
 		},
+		// The stop error says what was judged: the status.
+		Describe: func(status int) string { return fmt.Sprintf("status %d", status) },
 	})
 	calls := 0
 	status, err := p.Execute(context.Background(), func(context.Context) (int, error) {
@@ -144,5 +146,5 @@ func Example_permanent() {
 		return 404, nil
 	})
 	fmt.Println(status, calls, err)
-	// Output: 404 1 pipeline: retry: permanent failure after 1 attempt
+	// Output: 404 1 pipeline: retry: permanent failure after 1 attempt: pipeline: attempt returned status 404, judged permanent
 }

@@ -56,7 +56,7 @@ func TestRefusalOnTheFirstAttemptPausesThenStops(t *testing.T) {
 		assert.Equal(t, DefaultRefusalPause, time.Since(start), "a caller looping on refusals cannot spin")
 		e := stopError(t, err)
 		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
-		assert.Equal(t, time.Minute, e.RetryAfter)
+		assert.Equal(t, time.Minute-DefaultRefusalPause, e.RetryAfter, "the hint as the caller receives it, after the pause")
 		assert.Zero(t, e.Attempts)
 		assert.NoError(t, e.Err)
 		stops := ev.stops()
@@ -132,6 +132,6 @@ func TestSelfImposedVerdictWithoutStopError(t *testing.T) {
 		e := stopError(t, err)
 		assert.Equal(t, "retry", e.Stage)
 		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
-		assert.Equal(t, time.Second, e.RetryAfter)
+		assert.Equal(t, time.Second-DefaultRefusalPause, e.RetryAfter)
 	})
 }

@@ -86,36 +86,47 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	for n := 1; ; n++ {
 		r := next.WithAttempt(n).Run(ctx)
 		v := r.Verdict
+		if v.SelfImposed {
+			if n > 1 {
+				p.budget.Refund() // the retry never reached the dependency
+			}
+			next.Discard(r)
+			return p.refused(ctx, next, r, last, n-1)
+		}
+		if n > 1 {
+			next.Discard(last) // replaced by r
+		}
+		last = r
 		switch {
 		case v.Kind == outcome.OK:
 			p.budget.Deposit()
 			return r
-		case v.SelfImposed:
-			if n > 1 {
-				p.budget.Refund() // the retry never reached the dependency
-			}
-			return p.refused(ctx, next, r, last, n-1)
 		case v.Canceled || ctx.Err() != nil:
 			return p.canceled(ctx, next, r, n)
 		case !v.Retryable():
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.Permanent, Attempts: n, Err: r.Err})
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.Permanent, Attempts: n, Err: next.ErrOf(r)})
 		case n >= p.maxAttempts:
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: r.Err})
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: next.ErrOf(r)})
 		}
-		last = r
 
-		clock := next.Clock()
 		delay := max(p.backoff.Delay(n+1, v, p.rand), 0)
-		if deadline, ok := ctx.Deadline(); ok && !clock.Now().Add(delay).Before(deadline) {
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.Deadline, Attempts: n, Err: r.Err})
+		// A context's deadline is read on real time (the bubble's, under
+		// testing/synctest), whatever the pipeline's clock.
+		if deadline, ok := ctx.Deadline(); ok && delay >= time.Until(deadline) {
+			e := &pipeline.StopError{Stage: stage, Reason: pipeline.Deadline, Attempts: n, Err: next.ErrOf(r)}
+			if hint := v.RetryAfter(); hint > 0 && hint >= time.Until(deadline) {
+				e.Reason, e.RetryAfter = pipeline.HintBeyondDeadline, hint
+			}
+			return p.stop(next, r, e)
 		}
 		if wait, ok := p.budget.Withdraw(); !ok {
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: r.Err})
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
 		}
 		if next.Observed() {
 			next.Emit(Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
 		}
-		if !sleep(ctx, clock, delay) {
+		if !sleep(ctx, next.Clock(), delay) {
+			p.budget.Refund() // the retry it paid for will not run
 			return p.canceled(ctx, next, r, n)
 		}
 	}
@@ -133,27 +144,28 @@ func (p *Policy[T]) stop(next pipeline.Next[T], r pipeline.Result[T], e *pipelin
 // canceled stops the call because ctx is done or the caller canceled the
 // attempt. r is the last attempt, and attempts the number that ran.
 func (p *Policy[T]) canceled(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T], attempts int) pipeline.Result[T] {
-	return p.stop(next, r, canceledError(ctx, attempts, r.Err))
+	return p.stop(next, r, interrupted(ctx, attempts, next.ErrOf(r)))
 }
 
-// canceledError is the stop for a call whose ctx is done, or whose caller
-// canceled it: Deadline if ctx's deadline passed, Canceled otherwise.
-func canceledError(ctx context.Context, attempts int, err error) *pipeline.StopError {
-	reason := pipeline.Canceled
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		reason = pipeline.Deadline
-	}
-	return &pipeline.StopError{Stage: stage, Reason: reason, Attempts: attempts, Err: err, Cause: context.Cause(ctx)}
+// interrupted is the stop for a call whose ctx is done, or whose caller
+// canceled the attempt (then ctx may not be done yet: Canceled).
+func interrupted(ctx context.Context, attempts int, err error) *pipeline.StopError {
+	e := pipeline.Interrupted(ctx, stage)
+	e.Attempts, e.Err = attempts, err
+	return e
 }
 
 // refused stops the call because an inner stage refused attempt attempts+1:
 // refusal is that attempt's result, last the attempt that ran before it (zero if
-// none did). The stop keeps the refusing stage's name, reason and hint, unless
-// ctx is already done: then the caller's cancellation wins.
+// none did). The stop keeps the refusing stage's name and reason, and its hint
+// less the pause, unless ctx was already done on arrival: then the caller's
+// cancellation wins. A deadline or cancellation during the pause only ends the
+// pause early (the pause is cut to end at the deadline): the refusal is what
+// stopped the call, whichever timer fires first.
 func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal, last pipeline.Result[T], attempts int) pipeline.Result[T] {
 	r := pipeline.Result[T]{Value: last.Value, Verdict: refusal.Verdict}
 	if ctx.Err() != nil {
-		return p.stop(next, r, canceledError(ctx, attempts, last.Err))
+		return p.stop(next, r, interrupted(ctx, attempts, last.Err))
 	}
 	e := &pipeline.StopError{Stage: stage, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
 	if inner, ok := errors.AsType[*pipeline.StopError](refusal.Err); ok {
@@ -162,9 +174,13 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 	clock := next.Clock()
 	pause := p.pause
 	if deadline, ok := ctx.Deadline(); ok {
-		pause = min(pause, clock.Until(deadline))
+		pause = max(min(pause, time.Until(deadline)), 0)
 	}
+	start := clock.Now()
 	sleep(ctx, clock, pause)
+	if e.RetryAfter > 0 { // the hint is told as the caller receives it
+		e.RetryAfter = max(e.RetryAfter-clock.Since(start), 0)
+	}
 	return p.stop(next, r, e)
 }
 

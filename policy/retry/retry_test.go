@@ -140,7 +140,12 @@ func TestHintBeyondTheDeadlineStopsAtOnce(t *testing.T) {
 
 		assert.Zero(t, time.Since(start), "no sleeping towards a retry that cannot happen")
 		assert.Len(t, w.attempts(), 1)
-		assert.ErrorIs(t, err, context.DeadlineExceeded, "a wait ending exactly at the deadline leaves no time for the attempt")
+		e := stopError(t, err)
+		assert.Equal(t, pipeline.HintBeyondDeadline, e.Reason, "a wait ending exactly at the deadline leaves no time for the attempt")
+		assert.Equal(t, 2*time.Second, e.RetryAfter, "the hint is kept")
+		assert.ErrorIs(t, err, pipeline.ErrHintBeyondDeadline)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded, "no deadline passed: the hint ended the call")
+		assert.Contains(t, err.Error(), "retry-after hint outlasts the deadline (retry after 2s)")
 	})
 }
 
@@ -248,7 +253,10 @@ func TestLastValueAndVerdictAreReachable(t *testing.T) {
 		e := stopError(t, err)
 		assert.Equal(t, pipeline.AttemptsExhausted, e.Reason)
 		assert.Equal(t, 2, e.Attempts)
-		assert.NoError(t, e.Err, "the attempt returned no error")
+		ve, ok := errors.AsType[*pipeline.ValueError](e.Err)
+		require.True(t, ok, "the attempt returned no error, so the stop says what the classifier judged: %v", e.Err)
+		assert.Equal(t, outcome.Transient, ve.Verdict.Kind)
+		assert.Contains(t, err.Error(), "judged transient")
 		assert.Equal(t, outcome.Transient, last.Verdict.Kind, "outer stages read the last attempt's verdict")
 	})
 }

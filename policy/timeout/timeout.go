@@ -33,14 +33,28 @@ func New[T any](cfg Config) (*Policy[T], error) {
 
 // Execute runs the rest of the pipeline with a context that expires after the
 // stage's timeout and, unless the stage is cooperative, guards the caller's work
-// with the stage's grace (see [pipeline.Next.AbandonAfter]).
+// with the stage's grace (see [pipeline.Next.AbandonAfter]). The context lives
+// on with the value Execute returns until that value is released (see
+// [pipeline.Next.Hold]), and ends at the timeout in any case.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	if ctx.Err() != nil {
 		return p.stop(ctx, next, pipeline.Result[T]{})
 	}
 	inner, cancel := context.WithTimeoutCause(ctx, p.timeout, p.cause)
-	defer cancel()
+	held := false
+	defer func() {
+		if !held { // the work panicked
+			cancel()
+		}
+	}()
 	r := next.AbandonAfter(p.grace).Run(inner)
+	held = true
+	return next.Hold(p.judge(ctx, inner, next, r), cancel)
+}
+
+// judge returns r as it is if it came in time or the caller's own cancellation
+// ended it, and otherwise as a Deadline stop of this stage.
+func (p *Policy[T]) judge(ctx, inner context.Context, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
 	if r.Err == nil || ctx.Err() != nil || context.Cause(inner) != p.cause {
 		return r // in time, or the caller's own cancellation
 	}
