@@ -198,7 +198,8 @@ func BenchmarkRetryBreaker(b *testing.B) {
 }
 
 // BenchmarkCard is the card order without the hedge: timeout, retry with a
-// budget, breaker.
+// budget, breaker, with our defaults (the timeout trusts the work to honour its
+// context, as failsafe-go's does).
 func BenchmarkCard(b *testing.B) {
 	for _, p := range bench.Paths {
 		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCard(p)) })
@@ -206,11 +207,11 @@ func BenchmarkCard(b *testing.B) {
 	}
 }
 
-// BenchmarkCardCooperative is the card with our timeout cooperative, as
-// failsafe-go's is: both then trust the work to honour its context.
-func BenchmarkCardCooperative(b *testing.B) {
+// BenchmarkCardGuarded is the card with our timeout's opt-in guard against
+// work that ignores its context; failsafe-go has no such guard.
+func BenchmarkCardGuarded(b *testing.B) {
 	for _, p := range bench.Paths {
-		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardCooperative(p)) })
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardGuarded(p)) })
 		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCard(p)) })
 	}
 }
@@ -224,11 +225,10 @@ func BenchmarkCardHedged(b *testing.B) {
 	}
 }
 
-// BenchmarkCardHedgedCooperative is the hedged card with our timeout
-// cooperative, as failsafe-go's is.
-func BenchmarkCardHedgedCooperative(b *testing.B) {
+// BenchmarkCardHedgedGuarded is the hedged card with our timeout's guard.
+func BenchmarkCardHedgedGuarded(b *testing.B) {
 	for _, p := range bench.Paths {
-		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardHedgedCooperative(p)) })
+		b.Run(p.String()+"/ours", func(b *testing.B) { runOurs(b, p, bench.OursCardHedgedGuarded(p)) })
 		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCardHedged(p)) })
 	}
 }

@@ -157,15 +157,16 @@ func OursRetryBreaker(p Path) *pipeline.Pipeline[int] {
 }
 
 // OursCard is the card order without the hedge: timeout, retry with budget,
-// breaker.
+// breaker, all with their defaults (the timeout trusts the work to honour its
+// context, as failsafe-go's does).
 func OursCard(p Path) *pipeline.Pipeline[int] {
 	return pipeline.New(ourCard(p, false, false)...)
 }
 
-// OursCardCooperative is OursCard with a cooperative timeout, which trusts the
-// work to honour its context as failsafe-go's does, and so runs it without a
-// goroutine of its own.
-func OursCardCooperative(p Path) *pipeline.Pipeline[int] {
+// OursCardGuarded is OursCard with the timeout's opt-in guard, which runs the
+// work on a goroutine of its own so that it can abandon work that ignores its
+// context.
+func OursCardGuarded(p Path) *pipeline.Pipeline[int] {
 	return pipeline.New(ourCard(p, false, true)...)
 }
 
@@ -174,15 +175,15 @@ func OursCardHedged(p Path) *pipeline.Pipeline[int] {
 	return pipeline.New(ourCard(p, true, false)...)
 }
 
-// OursCardHedgedCooperative is OursCardHedged with a cooperative timeout.
-func OursCardHedgedCooperative(p Path) *pipeline.Pipeline[int] {
+// OursCardHedgedGuarded is OursCardHedged with the timeout's guard.
+func OursCardHedgedGuarded(p Path) *pipeline.Pipeline[int] {
 	return pipeline.New(ourCard(p, true, true)...)
 }
 
-func ourCard(p Path, hedged, cooperative bool) []pipeline.Policy[int] {
+func ourCard(p Path, hedged, guarded bool) []pipeline.Policy[int] {
 	b, bud := ourBreaker(p), ourBudget(p)
 	stages := []pipeline.Policy[int]{
-		must(timeout.New[int](timeout.Config{Timeout: Timeout, Cooperative: cooperative})),
+		must(timeout.New[int](timeout.Config{Timeout: Timeout, Guard: guarded})),
 		ourRetry(p, bud),
 		breaker.Guard[int](b),
 	}

@@ -70,7 +70,8 @@ type step struct {
 //     no deadline to blame).
 //   - not retryable: stop with Permanent.
 //   - n attempts made: stop with AttemptsExhausted.
-//   - the backoff would reach the deadline: stop with Deadline.
+//   - the backoff would reach the deadline: stop with HintBeyondDeadline if the
+//     dependency's hint alone would, else with Deadline.
 //   - the budget refuses: stop with BudgetExhausted.
 //   - otherwise wait the backoff and try again.
 func (l *loop) after(n int, v outcome.Verdict, now, deadline time.Time) step {
@@ -102,6 +103,9 @@ func (l *loop) after(n int, v outcome.Verdict, now, deadline time.Time) step {
 	}
 	delay := max(l.backoff.Delay(n+1, v, l.rand), 0)
 	if !deadline.IsZero() && !now.Add(delay).Before(deadline) {
+		if hint := v.RetryAfter(); hint > 0 && !now.Add(hint).Before(deadline) {
+			return step{reason: pipeline.HintBeyondDeadline, attempts: n}
+		}
 		return step{reason: pipeline.Deadline, attempts: n}
 	}
 	if _, ok := l.budget.Withdraw(); !ok {

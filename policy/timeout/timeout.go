@@ -1,6 +1,7 @@
 package timeout
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 // Policy is a timeout stage. It is immutable and safe for concurrent use.
 type Policy[T any] struct {
 	timeout time.Duration
-	grace   time.Duration // 0 when cooperative: the work is not guarded
+	grace   time.Duration // 0 unless Config.Guard: the work is trusted
 	cause   *Error
 }
 
@@ -21,19 +22,16 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy[T]{timeout: cfg.Timeout, grace: cfg.Grace, cause: &Error{Duration: cfg.Timeout}}
-	switch {
-	case cfg.Cooperative:
-		p.grace = 0
-	case p.grace == 0:
-		p.grace = DefaultGrace
+	p := &Policy[T]{timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}}
+	if cfg.Guard {
+		p.grace = cmp.Or(cfg.Grace, DefaultGrace)
 	}
 	return p, nil
 }
 
 // Execute runs the rest of the pipeline with a context that expires after the
-// stage's timeout and, unless the stage is cooperative, guards the caller's work
-// with the stage's grace (see [pipeline.Next.AbandonAfter]). The context lives
+// stage's timeout and, if the stage guards, guards the caller's work with the
+// stage's grace (see [pipeline.Next.AbandonAfter]). The context lives
 // on with the value Execute returns until that value is released (see
 // [pipeline.Next.Hold]), and ends at the timeout in any case.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {

@@ -14,14 +14,14 @@ const ours = "ours"
 // floorOf names, for each composition, the floor its ours/floor ratio is taken
 // against: the primitive that dominates what the composition must do.
 var floorOf = map[string]string{
-	"Empty":                 "Floor/call",
-	"Breaker":               "Floor/now",
-	"BreakerParallel":       "Floor/now",
-	"RetryBreaker":          "Floor/now",
-	"Card":                  "Floor/withtimeout",
-	"CardCooperative":       "Floor/withtimeout",
-	"CardHedged":            "Floor/withtimeout",
-	"CardHedgedCooperative": "Floor/withtimeout",
+	"Empty":             "Floor/call",
+	"Breaker":           "Floor/now",
+	"BreakerParallel":   "Floor/now",
+	"RetryBreaker":      "Floor/now",
+	"Card":              "Floor/withtimeout",
+	"CardGuarded":       "Floor/withtimeout",
+	"CardHedged":        "Floor/withtimeout",
+	"CardHedgedGuarded": "Floor/withtimeout",
 }
 
 // target is what one of our rows must reach (SPEC section 9).
