@@ -28,7 +28,17 @@
 //
 // A Pipeline and every built-in stage are immutable after construction and safe
 // for concurrent use; build them once and share them. The built-in stages run on
-// the caller's goroutine; only the caller's work may run on another, when a
-// timeout guards it. No stage holds a lock while the caller's code or an event
-// hook runs.
+// the caller's goroutine, with two exceptions: a hedge sends each extra copy of
+// an attempt, with the stages inside the hedge, from a timer's goroutine, and a
+// timeout that guards the work runs the caller's work on a goroutine of its own.
+// Every such goroutine has ended by the time Execute returns, except guarded
+// work that was abandoned, which ends when the work does. No stage holds a lock
+// while the caller's code or an event hook runs.
+//
+// # Values that hold resources
+//
+// A value such as an *http.Response must be readable after Execute returns, and
+// every value the pipeline discards (a retried attempt's, a hedge loser's) must
+// be released. [Options].Release and [Options].WhenReleased tell the pipeline
+// how; see docs/values.md.
 package pipeline

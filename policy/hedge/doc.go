@@ -34,8 +34,10 @@
 // of the timer that sent it, so a call that is never hedged starts no goroutine.
 // The first acceptable result wins: OK, or a Permanent failure, which a copy of
 // the same request would only repeat. The stage then cancels every other copy,
-// waits for each to return, and passes its value to the release function given to
-// [New], so that a response body can be closed. A Transient or Throttled failure
+// waits for each to return, and releases its value through the pipeline's
+// [pipeline.Options].Release hook, so that a response body can be closed; the
+// winner's context lives on until its value is released (see
+// [pipeline.Next.Hold]). A Transient or Throttled failure
 // does not end the race while another copy runs; if every copy fails, the call
 // returns the failure that came last. Either way no copy is running when Execute
 // returns. A panic in any copy is raised again on the caller's goroutine once the
