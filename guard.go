@@ -49,10 +49,14 @@ type guard[T any] struct {
 	abandonedAt time.Time
 }
 
+// A guard's states. The caller moves it from waiting or running to abandoned;
+// the goroutine from waiting to running, and from running to finished. Whoever
+// loses a race for a state change learns from it who owns the guard now.
 const (
-	running uint32 = iota
-	finished
-	abandoned
+	waiting   uint32 = iota // the goroutine has not started the work
+	running                 // the work has started
+	finished                // the work has returned; the caller collects it
+	abandoned               // the caller has left; the goroutine recycles the guard
 )
 
 func newGuard[T any](pool *sync.Pool) *guard[T] {
@@ -71,7 +75,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 	g := p.guards.Get().(*guard[T])
 	done := make(chan struct{})
 	g.ctx, g.fn, g.done, g.p, g.attempt = ctx, fn, done, p, attempt
-	g.state.Store(running)
+	g.state.Store(waiting)
 	go g.run()
 
 	select {
@@ -87,7 +91,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 	case <-timer.C:
 	}
 	g.abandonedAt = time.Now()
-	if !g.state.CompareAndSwap(running, abandoned) {
+	if !g.state.CompareAndSwap(waiting, abandoned) && !g.state.CompareAndSwap(running, abandoned) {
 		<-done // the work returned in the instant between the grace and now
 		return p.finishGuarded(ctx, g, start, attempt)
 	}
@@ -110,12 +114,20 @@ func (p *Pipeline[T]) finishGuarded(ctx context.Context, g *guard[T], start time
 	return p.result(ctx, v, err, attempt, start)
 }
 
-// work is the goroutine's body. It records the result, or the panic, and hands
-// the guard back: to the waiting caller, or to the pool if the caller has left.
+// work is the goroutine's body. It starts the work unless the caller has
+// already left (then the work never starts: a call that returned must not
+// send its request after all), records the result, the panic or a
+// runtime.Goexit, and hands the guard back: to the waiting caller, or to the
+// pool if the caller has left.
 func (g *guard[T]) work() {
+	if !g.state.CompareAndSwap(waiting, running) {
+		g.recycle()
+		return
+	}
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			g.panicked = NewPanicError(v)
+		if !returned {
+			g.panicked = recovered(recover())
 		}
 		if g.state.CompareAndSwap(running, finished) {
 			close(g.done)
@@ -124,20 +136,24 @@ func (g *guard[T]) work() {
 		g.late()
 	}()
 	g.value, g.err = g.fn(g.ctx)
+	returned = true
 }
 
 // late ends a goroutine whose caller abandoned it: it releases the value the
 // work returned, which nobody will read, reports the late return, returns the
-// guard to the pool, and raises a panic again rather than swallow it.
+// guard to the pool, and raises a panic of the work's again rather than
+// swallow it. A panic in the Release or event hook is contained and logged:
+// nobody is left to receive it, and a hook must not end the program from a
+// goroutine the library owns.
 func (g *guard[T]) late() {
 	p, v, panicked, attempt := g.p, g.value, g.panicked, g.attempt
 	after := time.Since(g.abandonedAt)
 	g.recycle()
-	p.discard(v)
+	contain("Release", func() { p.discard(v) })
 	if p.onEvent != nil {
-		p.onEvent(LateReturn{Attempt: attempt, After: after})
+		contain("OnEvent", func() { p.onEvent(LateReturn{Attempt: attempt, After: after}) })
 	}
-	if panicked != nil {
+	if panicked != nil && panicked.Value != ErrGoexit {
 		panic(panicked)
 	}
 }

@@ -2,7 +2,6 @@ package hedge
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -34,6 +33,9 @@ type call[T any] struct {
 	winner  int  // index of the winning copy, or -1
 	last    int  // index of the copy that finished last
 	closed  bool // the caller has stopped waiting: no more hedges
+	// hookPanic is a panic of the event hook on a timer's goroutine, raised
+	// again on the caller's.
+	hookPanic *pipeline.PanicError
 }
 
 // hedgeCopy is one copy of the attempt.
@@ -114,6 +116,9 @@ func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicEr
 	if k > 0 && r.Verdict.SelfImposed {
 		c.p.budget.Refund() // an inner stage refused the hedge: it never reached the dependency
 	}
+	if panicked != nil { // the call will panic: no copy need go on
+		c.cancelRunning()
+	}
 	if c.winner < 0 && panicked == nil && Acceptable(r.Verdict) {
 		c.winner = k
 		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
@@ -139,62 +144,90 @@ func (c *call[T]) cancelRunning() {
 }
 
 // launch is the timer's callback: it sends the next hedge, if one may still be
-// sent, and runs it on the timer's goroutine.
+// sent, and runs it on the timer's goroutine. The callback counts as pending
+// until it has done with c, event included, so that the caller does not return
+// c to the pool under it.
 func (c *call[T]) launch() {
 	c.mu.Lock()
-	c.pending--
 	if c.closed || c.winner >= 0 {
+		c.pending--
 		c.cond.Broadcast()
 		c.mu.Unlock()
 		return
 	}
 	next, delay, k := c.next, c.delay, len(c.copies)
 	if why := c.p.Permit(); why != "" {
-		c.cond.Broadcast()
-		c.mu.Unlock() // c may be back in the pool from here on
-		if next.Observed() {
-			next.Emit(Skipped{Attempt: next.Attempt(), Why: why})
-		}
+		c.mu.Unlock()
+		c.skipped(next, why)
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.copies = append(c.copies, hedgeCopy[T]{cancel: cancel, start: c.p.est.Now()})
 	c.running++
+	c.pending--
 	if k+1 < c.p.maxAttempts {
 		c.pending++
 		c.timer.Reset(delay)
 	}
 	c.mu.Unlock()
-	if next.Observed() {
-		next.Emit(Hedged{Attempt: next.Attempt(), Hedge: k, Delay: delay})
-	}
-	c.run(k, next, ctx)
+	c.run(k, next, ctx, delay)
 }
 
-// errGoexit is the panic reported for a hedge whose code called runtime.Goexit.
-var errGoexit = errors.New("hedge: a hedged attempt called runtime.Goexit")
+// skipped ends a callback whose hedge was not sent, reporting why. A panic
+// (or runtime.Goexit) of the event hook is kept for the caller to raise.
+func (c *call[T]) skipped(next pipeline.Next[T], why string) {
+	returned := false
+	defer func() {
+		var panicked *pipeline.PanicError
+		if !returned {
+			panicked = recovered(recover())
+		}
+		c.mu.Lock()
+		c.pending--
+		if panicked != nil && c.hookPanic == nil {
+			c.hookPanic = panicked
+			c.cancelRunning()
+		}
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	}()
+	if next.Observed() {
+		next.Emit(Skipped{Attempt: next.Attempt(), Why: why})
+	}
+	returned = true
+}
 
-// run runs copy k and settles it, however it ends.
-func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context) {
+// recovered is the panic to raise again on the caller's goroutine for what a
+// deferred function recovered in a function that did not return: v, or
+// pipeline.ErrGoexit for runtime.Goexit.
+func recovered(v any) *pipeline.PanicError {
+	if v == nil {
+		v = pipeline.ErrGoexit
+	}
+	if pe, ok := v.(*pipeline.PanicError); ok {
+		return pe
+	}
+	return pipeline.NewPanicError(v)
+}
+
+// run reports hedge k, sent after delay, runs it and settles it, however it
+// ends; a panic of the event hook is the copy's.
+func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context, delay time.Duration) {
 	var r pipeline.Result[T]
 	returned := false
 	defer func() {
 		var panicked *pipeline.PanicError
 		if !returned {
-			v := recover()
-			if v == nil {
-				v = errGoexit
-			}
-			var isPanic bool
-			if panicked, isPanic = v.(*pipeline.PanicError); !isPanic {
-				panicked = pipeline.NewPanicError(v)
-			}
+			panicked = recovered(recover())
 		}
 		end := c.p.est.Now()
 		c.mu.Lock()
 		c.settle(k, r, panicked, end)
 		c.mu.Unlock()
 	}()
+	if next.Observed() {
+		next.Emit(Hedged{Attempt: next.Attempt(), Hedge: k, Delay: delay})
+	}
 	r = next.Run(ctx)
 	returned = true
 }
@@ -212,8 +245,7 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 	if !keep {
 		kept = -1
 	}
-	next := c.next
-	var panicked *pipeline.PanicError
+	next, panicked := c.next, c.hookPanic
 	for i := range c.copies {
 		cp := &c.copies[i]
 		if panicked == nil {
@@ -222,13 +254,15 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 		if i != kept {
 			cp.cancel()
 			if cp.panicked == nil {
-				next.Discard(cp.result)
+				if p := discard(next, cp.result); panicked == nil {
+					panicked = p
+				}
 			}
 		}
 	}
 	clear(c.copies)
 	c.copies = c.copies[:0]
-	c.ctx, c.next, c.timer, c.closed = nil, pipeline.Next[T]{}, nil, false
+	c.ctx, c.next, c.timer, c.closed, c.hookPanic = nil, pipeline.Next[T]{}, nil, false, nil
 	c.p.calls.Put(c)
 	if !keep {
 		return r
@@ -239,4 +273,19 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 		panic(panicked)
 	}
 	return next.Hold(r, end)
+}
+
+// discard releases r's value and returns a panic of the Release hook rather
+// than raise it, so that one failing release does not leave the other losers
+// unreleased.
+func discard[T any](next pipeline.Next[T], r pipeline.Result[T]) (panicked *pipeline.PanicError) {
+	returned := false
+	defer func() {
+		if !returned {
+			panicked = recovered(recover())
+		}
+	}()
+	next.Discard(r)
+	returned = true
+	return nil
 }

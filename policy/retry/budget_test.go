@@ -103,3 +103,38 @@ func TestWhatIsNeverCharged(t *testing.T) {
 		})
 	}
 }
+
+// TestATokenForARetryThatNeverRunsIsRefunded: the caller cancels during the
+// backoff that a token paid for; the retry never runs, so the token comes back.
+func TestATokenForARetryThatNeverRunsIsRefunded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBudget(t, budget.Config{Capacity: 2})
+		p := pipeline.New[int](mustNew[int](t, Config{Budget: b, Backoff: Constant{Interval: time.Second, Jitter: NoJitter}}))
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			time.Sleep(10 * time.Millisecond) // virtual: the caller gives up mid-backoff
+			cancel()
+		}()
+		_, err := p.Execute(ctx, newWork(fail(errBoom)).fn)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, 2.0, b.Tokens(), "no retry ran, so none was paid for")
+	})
+}
+
+// TestATokenIsRefundedWhenTheHookPanics: the Scheduled event comes after the
+// withdrawal; a hook that panics there stops the retry from running, so the
+// token comes back.
+func TestATokenIsRefundedWhenTheHookPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBudget(t, budget.Config{Capacity: 2})
+		p := pipeline.New[int](mustNew[int](t, Config{Budget: b})).With(pipeline.Options[int]{
+			OnEvent: func(e pipeline.Event) {
+				if _, ok := e.(Scheduled); ok {
+					panic("hook down")
+				}
+			},
+		})
+		assert.PanicsWithValue(t, "hook down", func() { _, _ = p.Execute(t.Context(), newWork(fail(errBoom)).fn) })
+		assert.Equal(t, 2.0, b.Tokens())
+	})
+}

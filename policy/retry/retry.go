@@ -123,13 +123,26 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
 		}
 		if next.Observed() {
-			next.Emit(Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
+			p.scheduled(next, Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
 		}
 		if !sleep(ctx, next.Clock(), delay) {
 			p.budget.Refund() // the retry it paid for will not run
 			return p.canceled(ctx, next, r, n)
 		}
 	}
+}
+
+// scheduled reports e, a retry the budget has paid for; if the event hook
+// panics, the retry will not run, so its token is refunded.
+func (p *Policy[T]) scheduled(next pipeline.Next[T], e Scheduled) {
+	returned := false
+	defer func() {
+		if !returned {
+			p.budget.Refund()
+		}
+	}()
+	next.Emit(e)
+	returned = true
 }
 
 // stop returns r with e as its error, after reporting e.
@@ -178,8 +191,8 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 	}
 	start := clock.Now()
 	sleep(ctx, clock, pause)
-	if e.RetryAfter > 0 { // the hint is told as the caller receives it
-		e.RetryAfter = max(e.RetryAfter-clock.Since(start), 0)
+	if e.RetryAfter > 0 { // the hint as the caller receives it, to the ms as hints go
+		e.RetryAfter = max(e.RetryAfter-clock.Since(start), 0).Round(time.Millisecond)
 	}
 	return p.stop(next, r, e)
 }

@@ -50,11 +50,13 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	return next.Hold(p.judge(ctx, inner, next, r), cancel)
 }
 
-// judge returns r as it is if it came in time or the caller's own cancellation
-// ended it, and otherwise as a Deadline stop of this stage.
+// judge returns r as it is if it came in time, the caller's own cancellation
+// ended it, or one of our own stages refused it (a refusal is what stopped the
+// call, even if our deadline fell due as it came back); otherwise it returns r
+// as a Deadline stop of this stage.
 func (p *Policy[T]) judge(ctx, inner context.Context, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
-	if r.Err == nil || ctx.Err() != nil || context.Cause(inner) != p.cause {
-		return r // in time, or the caller's own cancellation
+	if r.Err == nil || r.Verdict.SelfImposed || ctx.Err() != nil || context.Cause(inner) != p.cause {
+		return r
 	}
 	if next.Observed() {
 		next.Emit(TimedOut{Timeout: p.timeout})
