@@ -25,9 +25,14 @@ const unit = 1_000_000_000
 // is the precision of every figure the Budget reports.
 //
 // A nil *Budget means "unlimited": its methods work and every withdrawal
-// succeeds. A Budget is safe for concurrent use.
+// succeeds. A zero Budget (var b Budget, &Budget{}) is not usable: build one
+// with [New]. Every method of a non-nil Budget that New did not build panics
+// with a message naming New, before taking any lock. A Budget is safe for
+// concurrent use.
 type Budget struct {
-	// Immutable after New.
+	// Immutable after New, which always sets capacity and clock: a Budget with
+	// a zero capacity or a nil clock was not built by New. Each method checks
+	// whichever of the two it loads anyway, before it takes mu.
 	deposit  int64   // units per successful attempt
 	rate     float64 // units per nanosecond, which is tokens per second
 	capacity int64   // most units the bucket holds, >= unit
@@ -38,6 +43,10 @@ type Budget struct {
 	frac   float64    // refill earned by last beyond tokens, in [0, 1) units
 	last   time.Time  // when the refill was last credited
 }
+
+// notBuilt is the panic of every use of a non-nil Budget that [New] did not
+// build.
+const notBuilt = "budget: Budget used without budget.New (its zero value is not usable)"
 
 // New returns a full budget configured by cfg, or an error naming the first
 // setting that cannot work.
@@ -67,6 +76,9 @@ func (b *Budget) Deposit() {
 	if b == nil {
 		return
 	}
+	if b.capacity == 0 {
+		panic(notBuilt)
+	}
 	// Refill and deposits only ever add, and both stop at the capacity, so their
 	// order does not change the balance: the refill is left to the next call that
 	// needs it, which keeps the success path free of a clock read.
@@ -82,6 +94,9 @@ func (b *Budget) Deposit() {
 func (b *Budget) Withdraw() (wait time.Duration, ok bool) {
 	if b == nil {
 		return 0, true
+	}
+	if b.clock == nil {
+		panic(notBuilt)
 	}
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -104,6 +119,9 @@ func (b *Budget) Refund() {
 	if b == nil {
 		return
 	}
+	if b.capacity == 0 {
+		panic(notBuilt)
+	}
 	b.mu.Lock()
 	b.tokens = min(b.tokens+unit, b.capacity)
 	b.mu.Unlock()
@@ -114,6 +132,9 @@ func (b *Budget) Refund() {
 func (b *Budget) Tokens() float64 {
 	if b == nil {
 		return math.Inf(1)
+	}
+	if b.clock == nil {
+		panic(notBuilt)
 	}
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -128,6 +149,9 @@ func (b *Budget) Capacity() float64 {
 	if b == nil {
 		return math.Inf(1)
 	}
+	if b.capacity == 0 {
+		panic(notBuilt)
+	}
 	return float64(b.capacity) / unit
 }
 
@@ -137,6 +161,9 @@ func (b *Budget) Capacity() float64 {
 func (b *Budget) Utilization() float64 {
 	if b == nil {
 		return 0
+	}
+	if b.clock == nil {
+		panic(notBuilt)
 	}
 	now := b.clock.Now()
 	b.mu.Lock()

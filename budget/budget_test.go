@@ -142,3 +142,57 @@ func TestRefundReturnsTheToken(t *testing.T) {
 	var unlimited *Budget
 	unlimited.Refund()
 }
+
+// zeroPanic is what every method of a non-nil Budget not built by New panics with.
+const zeroPanic = "budget: Budget used without budget.New (its zero value is not usable)"
+
+// TestZeroBudgetPanicsNamingNew: a Budget declared instead of built by New
+// fails at first use, whatever the first use is, with a panic naming New, rather
+// than paying for nothing, or failing on a nil clock. Only a nil *Budget means
+// unlimited (TestNilBudgetIsUnlimited).
+func TestZeroBudgetPanicsNamingNew(t *testing.T) {
+	for name, use := range map[string]func(b *Budget){
+		"Deposit":     func(b *Budget) { b.Deposit() },
+		"Withdraw":    func(b *Budget) { b.Withdraw() },
+		"Refund":      func(b *Budget) { b.Refund() },
+		"Tokens":      func(b *Budget) { b.Tokens() },
+		"Capacity":    func(b *Budget) { b.Capacity() },
+		"Utilization": func(b *Budget) { b.Utilization() },
+	} {
+		var zero Budget
+		assert.PanicsWithValue(t, zeroPanic, func() { use(&zero) }, name)
+		assert.True(t, zero.mu.TryLock(), "%s: the panic left the lock held", name)
+		assert.PanicsWithValue(t, zeroPanic, func() { use(&Budget{}) }, name)
+	}
+}
+
+// TestZeroBudgetPanicLeavesNothingLocked: the panic comes before the lock is
+// taken, so a caller that recovers it leaves the budget as it found it, and a
+// use from another goroutine fails the same way at once instead of blocking.
+func TestZeroBudgetPanicLeavesNothingLocked(t *testing.T) {
+	b := &Budget{}
+	assert.PanicsWithValue(t, zeroPanic, func() { b.Withdraw() })
+	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { b.Tokens() }))
+	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { b.Deposit() }))
+}
+
+// panicElsewhere calls f on another goroutine and returns what it panicked
+// with (nil if it returned). It fails the test if f has not finished after a
+// generous watchdog, which only a blocked lock would explain.
+func panicElsewhere(t *testing.T, f func()) any {
+	t.Helper()
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	watchdog := time.NewTimer(10 * time.Second)
+	defer watchdog.Stop()
+	select {
+	case v := <-done:
+		return v
+	case <-watchdog.C:
+		t.Fatal("the call blocked: a recovered panic left a lock held")
+		return nil
+	}
+}

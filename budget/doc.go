@@ -16,7 +16,8 @@
 // retry, and by a hedging stage before each hedge. The first attempt of a call is
 // never charged, and neither is a refusal imposed by our own stages.
 //
-// A nil *Budget is valid and means "unlimited": every withdrawal succeeds.
+// A nil *Budget is valid and means "unlimited": every withdrawal succeeds. A
+// zero Budget is not: build one with [New]; its methods panic, naming New.
 //
 // The package is a leaf: it imports only the standard library and clockwork.
 // A Budget is safe for concurrent use; one mutex guards its state, and refill is

@@ -16,17 +16,25 @@ import (
 // one with [Estimator.Now], typically the same reading that ended the attempt
 // being recorded. An Estimator is non-generic, so one can serve pipelines of
 // different result types. The zero Estimator is not usable: build one with
-// [New]. It is safe for concurrent use; one mutex guards the window, held only
-// for the few nanoseconds of an update or a read.
+// [New]. Every method of an Estimator that New did not build panics with a
+// message naming New, before taking any lock. An Estimator is safe for
+// concurrent use; one mutex guards the window, held only for the few
+// nanoseconds of an update or a read.
 type Estimator struct {
 	// Immutable after New.
-	clock  clockwork.Clock // nil for real time, read without clockwork; see Now
-	epoch  time.Time       // the clock's reading at New
-	window time.Duration   // Config.Window with its default
+	clock clockwork.Clock // nil for real time, read without clockwork; see Now
+	epoch time.Time       // the clock's reading at New
+	// window is Config.Window with its default: always positive, so a zero
+	// window is an Estimator New did not build. Every method checks it first,
+	// before it takes mu.
+	window time.Duration
 
 	mu sync.Mutex // guards w
 	w  Window
 }
+
+// notBuilt is the panic of every use of an Estimator that [New] did not build.
+const notBuilt = "latency: Estimator used without latency.New (its zero value is not usable)"
 
 // New returns an empty estimator configured by cfg, or an error naming every
 // impossible setting in cfg.
@@ -48,6 +56,9 @@ func New(cfg Config) (*Estimator, error) {
 // built. On real time it reads only the monotonic clock (time.Since), which is
 // cheaper than time.Now and never runs backwards.
 func (e *Estimator) Now() time.Duration {
+	if e.window == 0 {
+		panic(notBuilt)
+	}
 	if e.clock == nil {
 		return time.Since(e.epoch)
 	}
@@ -58,6 +69,9 @@ func (e *Estimator) Now() time.Duration {
 // A negative d counts as 0; a now earlier than one already seen counts as the
 // latest one seen. See [Window.Add].
 func (e *Estimator) Record(now, d time.Duration) {
+	if e.window == 0 {
+		panic(notBuilt)
+	}
 	e.mu.Lock()
 	e.w.Add(now, d)
 	e.mu.Unlock()
@@ -69,6 +83,9 @@ func (e *Estimator) Record(now, d time.Duration) {
 // is memoized and may miss up to samples/32 of the newest samples; the count is
 // exact. See [Window.Quantile].
 func (e *Estimator) Quantile(now time.Duration, q float64) (d time.Duration, samples int) {
+	if e.window == 0 {
+		panic(notBuilt)
+	}
 	e.mu.Lock()
 	d, samples = e.w.Quantile(now, q)
 	e.mu.Unlock()
@@ -77,4 +94,9 @@ func (e *Estimator) Quantile(now time.Duration, q float64) (d time.Duration, sam
 
 // Window returns how far back the estimator looks: Config.Window, or
 // [DefaultWindow] if that was 0.
-func (e *Estimator) Window() time.Duration { return e.window }
+func (e *Estimator) Window() time.Duration {
+	if e.window == 0 {
+		panic(notBuilt)
+	}
+	return e.window
+}

@@ -92,3 +92,56 @@ func TestEstimatorSize(t *testing.T) {
 	assert.Equal(t, 424, int(unsafe.Sizeof(slice{})), "bytes per slice")
 	assert.Equal(t, estimatorBytes, size)
 }
+
+// zeroPanic is what every method of an Estimator not built by New panics with.
+const zeroPanic = "latency: Estimator used without latency.New (its zero value is not usable)"
+
+// TestZeroEstimatorPanicsNamingNew: an Estimator declared instead of built by
+// New fails at first use, whatever the first use is, with a panic naming New,
+// rather than reading a saturated clock or dividing by a zero slice width while
+// holding its lock.
+func TestZeroEstimatorPanicsNamingNew(t *testing.T) {
+	for name, use := range map[string]func(e *Estimator){
+		"Now":      func(e *Estimator) { e.Now() },
+		"Record":   func(e *Estimator) { e.Record(0, time.Millisecond) },
+		"Quantile": func(e *Estimator) { e.Quantile(0, 0.95) },
+		"Window":   func(e *Estimator) { e.Window() },
+	} {
+		var zero Estimator
+		assert.PanicsWithValue(t, zeroPanic, func() { use(&zero) }, name)
+		assert.True(t, zero.mu.TryLock(), "%s: the panic left the lock held", name)
+		assert.PanicsWithValue(t, zeroPanic, func() { use(new(Estimator)) }, name)
+	}
+}
+
+// TestZeroEstimatorPanicLeavesNothingLocked: the panic comes before the lock is
+// taken, so a caller that recovers it leaves the estimator as it found it, and a
+// use from another goroutine fails the same way at once instead of blocking
+// forever behind a lock the panic left held.
+func TestZeroEstimatorPanicLeavesNothingLocked(t *testing.T) {
+	e := new(Estimator)
+	assert.PanicsWithValue(t, zeroPanic, func() { e.Record(0, time.Millisecond) })
+	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { e.Quantile(0, 0.95) }))
+	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { e.Record(0, time.Millisecond) }))
+}
+
+// panicElsewhere calls f on another goroutine and returns what it panicked
+// with (nil if it returned). It fails the test if f has not finished after a
+// generous watchdog, which only a blocked lock would explain.
+func panicElsewhere(t *testing.T, f func()) any {
+	t.Helper()
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	watchdog := time.NewTimer(10 * time.Second)
+	defer watchdog.Stop()
+	select {
+	case v := <-done:
+		return v
+	case <-watchdog.C:
+		t.Fatal("the call blocked: a recovered panic left a lock held")
+		return nil
+	}
+}

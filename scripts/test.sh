@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs go vet and every test of the library under the race detector, then builds
-# the benchmark harness and runs each benchmark once so it cannot rot.
+# Runs go vet, staticcheck and every test of every module (the library, and the
+# nested downstream/ module that uses it as a user would) under the race
+# detector, then builds the benchmark harness and runs each benchmark once so it
+# cannot rot.
 #
 # The race detector needs a C compiler. Without one, the script installs gcc when
 # it can (as root, with apt-get); otherwise it says so and runs without -race.
@@ -18,8 +20,11 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
 	fi
 fi
 
-go vet ./...
-go test $race -count=1 ./...
+staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+for module in . downstream; do
+	echo "test.sh: module $module" >&2
+	(cd "$module" && go vet ./... && $staticcheck ./... && go test $race -count=1 ./...)
+done
 if [ -x .ci/bench ]; then
 	.ci/bench
 fi

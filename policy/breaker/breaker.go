@@ -17,12 +17,19 @@ import (
 // Breaker through [Guard], and code outside a pipeline can drive the same breaker
 // with [Breaker.Admit] and [Breaker.Record].
 //
+// The zero Breaker is not usable: build one with [New]. Every method of a
+// Breaker that New did not build, and [Guard], panics with a message naming
+// New, before taking any lock.
+//
 // A Breaker is safe for concurrent use. Its state is guarded by a single
 // sync.Mutex, held only for a few field updates and never while user code runs.
 type Breaker struct {
-	cfg     settings
-	clock   clockwork.Clock // nil for real time, read without clockwork; see now
-	epoch   time.Time       // the clock's reading at New
+	cfg   settings
+	clock clockwork.Clock // nil for real time, read without clockwork; see now
+	// epoch is the clock's reading at New. On real time it carries a monotonic
+	// reading, so it is never the zero time: a nil clock with a zero epoch is a
+	// Breaker New did not build (see built).
+	epoch   time.Time
 	onEvent func(pipeline.Event)
 
 	// mu is the breaker's one lock. It guards every field from here to queue,
@@ -129,12 +136,26 @@ func (i instant) Add(d time.Duration) instant { return i + instant(d) }
 // reads only the monotonic clock: half the cost of time.Now on our machines,
 // and the breaker reads the clock twice per attempt. The breaker needs no more,
 // since it only measures durations and compares instants.
+//
+// Every exported method reads the clock before it takes mu, so now is where a
+// Breaker that New did not build is caught, before anything is locked: on the
+// real-time path by the epoch it loads anyway (a clock is set only by New).
 func (b *Breaker) now() instant {
 	if b.clock == nil {
+		if b.epoch.IsZero() {
+			panic(notBuilt)
+		}
 		return instant(time.Since(b.epoch))
 	}
 	return instant(b.clock.Since(b.epoch))
 }
+
+// notBuilt is the panic of every use of a Breaker that [New] did not build.
+const notBuilt = "breaker: Breaker used without breaker.New (its zero value is not usable)"
+
+// built reports whether New built b: New sets a clock, or an epoch with a
+// monotonic reading, which is never the zero time.
+func (b *Breaker) built() bool { return b.clock != nil || !b.epoch.IsZero() }
 
 // at converts an instant to the time it stands for, for events and snapshots.
 func (b *Breaker) at(i instant) time.Time { return b.epoch.Add(time.Duration(i)) }

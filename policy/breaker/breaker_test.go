@@ -270,3 +270,60 @@ func TestZeroTicketIsIgnored(t *testing.T) {
 	r.b.Record(breaker.Ticket{}, fail, time.Second)
 	assert.Equal(t, breaker.Closed, r.state())
 }
+
+// zeroPanic is what every method of a Breaker not built by New panics with.
+const zeroPanic = "breaker: Breaker used without breaker.New (its zero value is not usable)"
+
+// TestZeroBreakerPanicsNamingNew: a Breaker declared instead of built by New
+// fails at first use, whatever the first use is, with a panic naming New,
+// rather than admitting, then refusing forever while reading half-open.
+func TestZeroBreakerPanicsNamingNew(t *testing.T) {
+	for name, use := range map[string]func(b *breaker.Breaker){
+		"Admit":             func(b *breaker.Breaker) { _, _ = b.Admit() },
+		"Record":            func(b *breaker.Breaker) { b.Record(breaker.Ticket{}, fail, time.Millisecond) },
+		"Done":              func(b *breaker.Breaker) { b.Done(breaker.Ticket{}, fail) },
+		"State":             func(b *breaker.Breaker) { b.State() },
+		"Snapshot":          func(b *breaker.Breaker) { b.Snapshot() },
+		"Pressure":          func(b *breaker.Breaker) { b.Pressure() },
+		"NormalLatency":     func(b *breaker.Breaker) { b.NormalLatency() },
+		"NormalFailureRate": func(b *breaker.Breaker) { b.NormalFailureRate() },
+		"Isolate":           func(b *breaker.Breaker) { b.Isolate() },
+		"Reset":             func(b *breaker.Breaker) { b.Reset() },
+		"Guard":             func(b *breaker.Breaker) { breaker.Guard[int](b) },
+	} {
+		var zero breaker.Breaker
+		assert.PanicsWithValue(t, zeroPanic, func() { use(&zero) }, name)
+		assert.PanicsWithValue(t, zeroPanic, func() { use(new(breaker.Breaker)) }, name)
+	}
+}
+
+// TestZeroBreakerPanicLeavesNothingLocked: the panic comes before the lock is
+// taken, so a caller that recovers it leaves the breaker as it found it, and a
+// use from another goroutine fails the same way at once instead of blocking.
+func TestZeroBreakerPanicLeavesNothingLocked(t *testing.T) {
+	b := new(breaker.Breaker)
+	assert.PanicsWithValue(t, zeroPanic, func() { b.Done(breaker.Ticket{}, fail) })
+	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { b.Snapshot() }))
+	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { _, _ = b.Admit() }))
+}
+
+// panicElsewhere calls f on another goroutine and returns what it panicked
+// with (nil if it returned). It fails the test if f has not finished after a
+// generous watchdog, which only a blocked lock would explain.
+func panicElsewhere(t *testing.T, f func()) any {
+	t.Helper()
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	watchdog := time.NewTimer(10 * time.Second)
+	defer watchdog.Stop()
+	select {
+	case v := <-done:
+		return v
+	case <-watchdog.C:
+		t.Fatal("the call blocked: a recovered panic left a lock held")
+		return nil
+	}
+}

@@ -16,10 +16,14 @@ type Policy[T any] struct {
 // Guard returns a stage that asks b before every attempt that passes through it
 // and records every attempt's verdict and duration (on b's clock) with b. Place
 // it inside the retry stage, so that each attempt is sampled and a trip during
-// one attempt refuses the next. Guard panics if b is nil.
+// one attempt refuses the next. Guard panics if b is nil or was not built by
+// [New].
 func Guard[T any](b *Breaker) *Policy[T] {
 	if b == nil {
 		panic("breaker: Guard: breaker is nil (did you ignore the error from breaker.New?)")
+	}
+	if !b.built() {
+		panic(notBuilt)
 	}
 	return &Policy[T]{b: b}
 }
