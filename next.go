@@ -136,6 +136,13 @@ func (n Next[T]) Hold(r Result[T], end func()) Result[T] {
 	return r
 }
 
+// Holds reports whether the pipeline keeps a returned value's attempt alive
+// until the value is released (it has an [Options].WhenReleased hook). Hold
+// works either way; a stage that would allocate to build the function it
+// passes to Hold can check Holds first and, when it is false, end what it
+// derived itself.
+func (n Next[T]) Holds() bool { return n.p.whenReleased != nil }
+
 // ErrOf returns the error a stage puts in the [StopError] it builds from r:
 // r.Err or, for an attempt that returned a value and a nil error and was judged
 // a failure, a [*ValueError] saying what the value was.

@@ -155,7 +155,9 @@ func TestEveryDiscardedValueIsReleasedOnce(t *testing.T) {
 		var rs resources
 		p := card(t, true).With(rs.options())
 		var calls atomic.Int32
+		var releasedBefore [][]int32
 		r, err := p.Execute(t.Context(), func(ctx context.Context) (*resource, error) {
+			releasedBefore = append(releasedBefore, rs.releases())
 			if calls.Add(1) <= 2 {
 				return rs.make(ctx, true), nil // a 503, say: retried
 			}
@@ -164,6 +166,7 @@ func TestEveryDiscardedValueIsReleasedOnce(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, r.id)
 		assert.Equal(t, []int32{1, 1, 0}, rs.releases(), "each retried value once, the returned one never")
+		assert.Equal(t, [][]int32{{}, {1}, {1, 1}}, releasedBefore, "a replaced value is released before the retry runs")
 		r.Close()
 	})
 }

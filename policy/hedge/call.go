@@ -40,7 +40,7 @@ type call[T any] struct {
 
 // hedgeCopy is one copy of the attempt.
 type hedgeCopy[T any] struct {
-	cancel   context.CancelFunc
+	ctx      *copyContext
 	start    time.Duration // on the estimator's clock
 	result   pipeline.Result[T]
 	panicked *pipeline.PanicError
@@ -59,10 +59,10 @@ func newCall[T any](p *Policy[T]) *call[T] {
 // started, on the estimator's clock.
 func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, delay time.Duration) pipeline.Result[T] {
 	c := p.calls.Get().(*call[T])
-	first, cancel := context.WithCancel(ctx)
+	first := newCopyContext(ctx)
 	c.mu.Lock()
 	c.ctx, c.next, c.delay = ctx, next, delay
-	c.copies = append(c.copies, hedgeCopy[T]{cancel: cancel, start: start})
+	c.copies = append(c.copies, hedgeCopy[T]{ctx: first, start: start})
 	c.running, c.pending, c.winner = 1, 1, -1
 	c.timer = p.after(delay, c.fire)
 	c.mu.Unlock()
@@ -138,7 +138,7 @@ func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicEr
 func (c *call[T]) cancelRunning() {
 	for i := range c.copies {
 		if !c.copies[i].done {
-			c.copies[i].cancel()
+			c.copies[i].ctx.cancel()
 		}
 	}
 }
@@ -161,8 +161,8 @@ func (c *call[T]) launch() {
 		c.skipped(next, why)
 		return
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.copies = append(c.copies, hedgeCopy[T]{cancel: cancel, start: c.p.est.Now()})
+	ctx := newCopyContext(c.ctx)
+	c.copies = append(c.copies, hedgeCopy[T]{ctx: ctx, start: c.p.est.Now()})
 	c.running++
 	c.pending--
 	if k+1 < c.p.maxAttempts {
@@ -241,7 +241,7 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 	if kept < 0 {
 		kept = c.last
 	}
-	r, end := c.copies[kept].result, c.copies[kept].cancel
+	r, end := c.copies[kept].result, c.copies[kept].ctx
 	if !keep {
 		kept = -1
 	}
@@ -252,12 +252,14 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 			panicked = cp.panicked
 		}
 		if i != kept {
-			cp.cancel()
+			// Release before cancel: a loser that had finished can still
+			// drain what it holds (a body, so its connection is reused).
 			if cp.panicked == nil {
 				if p := discard(next, cp.result); panicked == nil {
 					panicked = p
 				}
 			}
+			cp.ctx.cancel()
 		}
 	}
 	clear(c.copies)
@@ -268,11 +270,15 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 		return r
 	}
 	if panicked != nil { // nothing is returned: the kept copy goes too
-		end()
+		end.cancel()
 		next.Discard(r)
 		panic(panicked)
 	}
-	return next.Hold(r, end)
+	if !next.Holds() {
+		end.cancel()
+		return r
+	}
+	return next.Hold(r, end.cancel)
 }
 
 // discard releases r's value and returns a panic of the Release hook rather

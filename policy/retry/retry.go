@@ -71,18 +71,23 @@ func New[T any](cfg Config) (*Policy[T], error) {
 //   - Permanent: stop with reason Permanent.
 //   - Transient or Throttled with no attempts left: stop with AttemptsExhausted.
 //   - Otherwise the backoff gives the delay. If the wait would reach ctx's
-//     deadline, the call stops at once with reason Deadline instead of sleeping;
-//     if the budget cannot pay, with BudgetExhausted and the budget's hint.
-//     Otherwise a [Scheduled] event is emitted and the stage waits, on the
-//     pipeline's clock, returning at once (Canceled or Deadline) if ctx is done.
+//     deadline, the call stops at once with reason Deadline instead of sleeping
+//     (HintBeyondDeadline if the dependency's hint alone would reach it); if
+//     the budget cannot pay, with BudgetExhausted and the budget's hint.
+//     Otherwise the attempt's value is released (see
+//     [pipeline.Options].Release), a [Scheduled] event is emitted and the
+//     stage waits, on the pipeline's clock, returning at once (Canceled or
+//     Deadline) if ctx is done.
 //
 // Every stop returns a *pipeline.StopError with the number of attempts that ran
-// and the last of them's error, and emits a [pipeline.Stopped] event. The
-// result's Value is the last attempt's value, so a last 503 response stays
-// reachable, and its Verdict the last attempt's verdict (the refusal's, for a
-// refusal).
+// and the last of them's error (see [pipeline.Next.ErrOf]), and emits a
+// [pipeline.Stopped] event. A stop on an attempt's verdict returns that
+// attempt's value, so a last 503 response stays readable; a stop during a wait,
+// or on a refusal of the retry that followed, returns none, since the value
+// was released when the retry was decided. The result's Verdict is the last
+// attempt's verdict (the refusal's, for a refusal).
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	var last pipeline.Result[T] // the last attempt that ran
+	var last pipeline.Result[T] // the last attempt that ran and was released, if any
 	for n := 1; ; n++ {
 		r := next.WithAttempt(n).Run(ctx)
 		v := r.Verdict
@@ -93,10 +98,6 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			next.Discard(r)
 			return p.refused(ctx, next, r, last, n-1)
 		}
-		if n > 1 {
-			next.Discard(last) // replaced by r
-		}
-		last = r
 		switch {
 		case v.Kind == outcome.OK:
 			p.budget.Deposit()
@@ -122,12 +123,17 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		if wait, ok := p.budget.Withdraw(); !ok {
 			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
 		}
+		// r will be replaced: release its value now, so that what it holds
+		// (a response's connection) is free during the wait; keep what the
+		// stops below report of it.
+		last = pipeline.Result[T]{Err: next.ErrOf(r), Verdict: v}
+		next.Discard(r)
 		if next.Observed() {
 			p.scheduled(next, Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
 		}
 		if !sleep(ctx, next.Clock(), delay) {
 			p.budget.Refund() // the retry it paid for will not run
-			return p.canceled(ctx, next, r, n)
+			return p.canceled(ctx, next, last, n)
 		}
 	}
 }
@@ -169,14 +175,14 @@ func interrupted(ctx context.Context, attempts int, err error) *pipeline.StopErr
 }
 
 // refused stops the call because an inner stage refused attempt attempts+1:
-// refusal is that attempt's result, last the attempt that ran before it (zero if
-// none did). The stop keeps the refusing stage's name and reason, and its hint
+// refusal is that attempt's result, last the attempt that ran before it, its
+// value already released (zero if none ran). The stop keeps the refusing stage's name and reason, and its hint
 // less the pause, unless ctx was already done on arrival: then the caller's
 // cancellation wins. A deadline or cancellation during the pause only ends the
 // pause early (the pause is cut to end at the deadline): the refusal is what
 // stopped the call, whichever timer fires first.
 func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal, last pipeline.Result[T], attempts int) pipeline.Result[T] {
-	r := pipeline.Result[T]{Value: last.Value, Verdict: refusal.Verdict}
+	r := pipeline.Result[T]{Verdict: refusal.Verdict}
 	if ctx.Err() != nil {
 		return p.stop(next, r, interrupted(ctx, attempts, last.Err))
 	}
