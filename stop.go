@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/resilience-go/pipeline/outcome"
 )
@@ -144,15 +145,21 @@ func (e *StopError) Is(target error) bool {
 	return target != nil && target == e.Reason.sentinel()
 }
 
-// Unwrap returns the cause and the last attempt's error, whichever are set.
+// Unwrap returns the last attempt's error and the cause, whichever are set.
+// The slice it returns is a view of e's own fields, so that errors.Is and
+// errors.As allocate nothing: do not modify it.
 func (e *StopError) Unwrap() []error {
-	errs := make([]error, 0, 2)
-	for _, err := range [...]error{e.Cause, e.Err} {
-		if err != nil {
-			errs = append(errs, err)
-		}
+	// Err and Cause are adjacent fields of one type, so together they are laid
+	// out as a [2]error (TestStopErrorUnwrapsItsOwnFields checks it).
+	switch {
+	case e.Err != nil && e.Cause != nil:
+		return unsafe.Slice(&e.Err, 2)
+	case e.Err != nil:
+		return unsafe.Slice(&e.Err, 1)
+	case e.Cause != nil:
+		return unsafe.Slice(&e.Cause, 1)
 	}
-	return errs
+	return nil
 }
 
 // Interrupted returns the stop of a stage that gave up because ctx is done: a

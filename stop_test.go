@@ -5,8 +5,10 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
 )
@@ -19,6 +21,7 @@ func TestStopErrorMatchesItsReason(t *testing.T) {
 		pipeline.Deadline:              context.DeadlineExceeded,
 		pipeline.Canceled:              context.Canceled,
 		pipeline.Permanent:             pipeline.ErrPermanent,
+		pipeline.HintBeyondDeadline:    pipeline.ErrHintBeyondDeadline,
 	}
 	for reason := range sentinels {
 		err := error(&pipeline.StopError{Reason: reason})
@@ -62,4 +65,31 @@ func TestPanicErrorUnwrapsErrorValues(t *testing.T) {
 	inner := errors.New("bad state")
 	assert.ErrorIs(t, pipeline.NewPanicError(inner), inner)
 	assert.Nil(t, pipeline.NewPanicError("text").Unwrap())
+}
+
+func TestStopErrorUnwrapsItsOwnFields(t *testing.T) {
+	var e pipeline.StopError
+	require.Equal(t, unsafe.Offsetof(e.Err)+unsafe.Sizeof(e.Err), unsafe.Offsetof(e.Cause),
+		"Unwrap views Err and Cause as one [2]error: keep them adjacent")
+	last, cause := errors.New("last"), errors.New("cause")
+	for _, tt := range []struct {
+		e    pipeline.StopError
+		want []error
+	}{
+		{pipeline.StopError{}, nil},
+		{pipeline.StopError{Err: last}, []error{last}},
+		{pipeline.StopError{Cause: cause}, []error{cause}},
+		{pipeline.StopError{Err: last, Cause: cause}, []error{last, cause}},
+	} {
+		assert.Equal(t, tt.want, tt.e.Unwrap())
+	}
+}
+
+func TestErrorsIsOnAStopErrorAllocatesNothing(t *testing.T) {
+	err := error(&pipeline.StopError{Reason: pipeline.Deadline, Err: errors.New("last"), Cause: errors.New("cause")})
+	target := errors.New("elsewhere")
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		_ = errors.Is(err, target)
+		_ = errors.Is(err, pipeline.ErrDependencyUnavailable)
+	}))
 }

@@ -232,3 +232,30 @@ func BenchmarkCardHedgedGuarded(b *testing.B) {
 		b.Run(p.String()+"/failsafe", func(b *testing.B) { runFailsafe(b, p, bench.FailsafeCardHedged(p)) })
 	}
 }
+
+// BenchmarkRefusal is a call refused by an open breaker through retry and
+// breaker: the work never runs. It is a path of its own ("open"), compared with
+// our success path through the same stages (RetryBreaker/ok).
+func BenchmarkRefusal(b *testing.B) {
+	b.Run("open/ours", func(b *testing.B) { runRefused(b, bench.OursRefusal().Execute) })
+	b.Run("open/failsafe", func(b *testing.B) {
+		ex := bench.FailsafeRefusal()
+		fn := bench.PeerWork(bench.OK)
+		runRefused(b, func(context.Context, pipeline.Func[int]) (int, error) { return ex.Get(fn) })
+	})
+}
+
+// runRefused benchmarks execute, which must refuse every call.
+func runRefused(b *testing.B, execute func(context.Context, pipeline.Func[int]) (int, error)) {
+	ctx, fn := context.Background(), bench.OursWork(bench.OK)
+	if _, err := execute(ctx, fn); err == nil {
+		b.Fatal("the call was not refused")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := execute(ctx, fn)
+		if err == nil {
+			b.Fatal("the call was not refused")
+		}
+	}
+}

@@ -265,3 +265,30 @@ func FailsafeCardHedged(p Path) failsafe.Executor[int] {
 	return failsafe.With[int](fstimeout.New[int](Timeout), failsafeRetry(b), failsafeBreaker(p), hedge).
 		WithContext(context.Background())
 }
+
+// ---- refusals ----
+
+// RefusalBreak is the break of the open breakers of the refusal benchmarks: far
+// longer than any run, so that every call is refused.
+const RefusalBreak = time.Hour
+
+// OursRefusal is retry (paid for by a budget, with the refusal pause off, as a
+// server shedding requests would set it) around a breaker that one failure has
+// opened: every call is refused before the work runs.
+func OursRefusal() *pipeline.Pipeline[int] {
+	b := must(breaker.New(breaker.Config{ConsecutiveFailures: 1, BreakDuration: RefusalBreak}))
+	b.Done(must(b.Admit()), outcome.Verdict{Kind: outcome.Transient})
+	r := must(retry.New[int](retry.Config{Budget: ourBudget(OK), RefusalPause: -1}))
+	return pipeline.New[int](r, breaker.Guard[int](b))
+}
+
+// FailsafeRefusal is failsafe-go's retry around its breaker, opened, with
+// retries aborted on the breaker's refusal (by default failsafe-go would retry
+// it, twice, at once).
+func FailsafeRefusal() failsafe.Executor[int] {
+	cb := circuitbreaker.NewBuilder[int]().WithDelay(RefusalBreak).Build()
+	cb.Open()
+	r := retrypolicy.NewBuilder[int]().WithMaxAttempts(retry.DefaultMaxAttempts).
+		WithBudget(fsbudget.New()).AbortOnErrors(circuitbreaker.ErrOpen).Build()
+	return failsafe.With[int](r, cb).WithContext(context.Background())
+}

@@ -21,80 +21,73 @@ import (
 // for any WithCancel child. Work that asks for Done pays what WithCancel costs,
 // as it would without the laziness.
 type copyContext struct {
-	parent   context.Context
-	real     atomic.Pointer[realContext] // nil until needed
-	canceled atomic.Bool                 // canceled while real was nil
-	mu       sync.Mutex                  // serializes making real
-}
-
-// realContext is the cancellable child a copyContext stands for.
-type realContext struct {
-	ctx    context.Context
-	cancel context.CancelFunc
+	parent context.Context
+	// real and cancelReal are the real child, written once under mu before
+	// made is set; whoever reads made as true may read them without mu.
+	real       context.Context
+	cancelReal context.CancelFunc
+	made       atomic.Bool
+	canceled   atomic.Bool // canceled before the real child was made
+	mu         sync.Mutex  // serializes making the real child, and cancel
 }
 
 func newCopyContext(parent context.Context) *copyContext {
 	return &copyContext{parent: parent}
 }
 
-// make returns the real child, making it on first use.
-func (c *copyContext) make() *realContext {
-	if r := c.real.Load(); r != nil {
-		return r
+// child returns the real child, making it on first use.
+func (c *copyContext) child() context.Context {
+	if c.made.Load() {
+		return c.real
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r := c.real.Load(); r != nil {
-		return r
+	if !c.made.Load() {
+		c.real, c.cancelReal = context.WithCancel(c.parent)
+		if c.canceled.Load() {
+			c.cancelReal()
+		}
+		c.made.Store(true)
 	}
-	ctx, cancel := context.WithCancel(c.parent)
-	if c.canceled.Load() {
-		cancel()
-	}
-	r := &realContext{ctx: ctx, cancel: cancel}
-	c.real.Store(r)
-	return r
+	return c.real
 }
 
-// cancel cancels the copy, as its CancelFunc would. A copy nobody has asked
-// for Done is only marked: the real child is made, canceled, if anybody asks
-// later. A copy whose parent is already done is left to follow its parent, as
-// a child canceled by its parent first would.
+// cancel cancels the copy, as its CancelFunc would. A copy whose real child
+// nobody has needed is only marked: the child is made, canceled, if anybody
+// asks later. A copy whose parent is already done is left to follow its
+// parent, as a child canceled by its parent first would.
 func (c *copyContext) cancel() {
 	c.mu.Lock()
-	r := c.real.Load()
-	if r == nil && c.parent.Err() == nil {
+	made := c.made.Load()
+	if !made && c.parent.Err() == nil {
 		c.canceled.Store(true)
 	}
 	c.mu.Unlock()
-	if r != nil {
-		r.cancel()
+	if made {
+		c.cancelReal()
 	}
 }
 
-// settled reports whether the copy's methods must be the real child's: it has
-// one, or it was canceled.
-func (c *copyContext) settled() (*realContext, bool) {
-	if r := c.real.Load(); r != nil {
-		return r, true
+// settled returns the real child if the copy's methods must be its: it has
+// been made, or the copy was canceled. It returns nil otherwise.
+func (c *copyContext) settled() context.Context {
+	if c.made.Load() || c.canceled.Load() {
+		return c.child()
 	}
-	if c.canceled.Load() {
-		return c.make(), true
-	}
-	return nil, false
+	return nil
 }
 
 // Deadline is the parent's, as a child's is.
 func (c *copyContext) Deadline() (time.Time, bool) { return c.parent.Deadline() }
 
 // Done makes the real child, and returns its channel.
-func (c *copyContext) Done() <-chan struct{} { return c.make().ctx.Done() }
+func (c *copyContext) Done() <-chan struct{} { return c.child().Done() }
 
 // Err is the real child's or, while the copy has none and is not canceled, the
 // parent's.
 func (c *copyContext) Err() error {
-	if r, ok := c.settled(); ok {
-		return r.ctx.Err()
+	if r := c.settled(); r != nil {
+		return r.Err()
 	}
 	return c.parent.Err()
 }
@@ -102,8 +95,8 @@ func (c *copyContext) Err() error {
 // Value is the real child's or, while the copy has none and is not canceled,
 // the parent's.
 func (c *copyContext) Value(key any) any {
-	if r, ok := c.settled(); ok {
-		return r.ctx.Value(key)
+	if r := c.settled(); r != nil {
+		return r.Value(key)
 	}
 	return c.parent.Value(key)
 }

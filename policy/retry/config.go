@@ -38,7 +38,8 @@ type Config struct {
 	// RefusalPause is how long a call that an inner stage refused (an open
 	// breaker) waits before it returns, at most until the call's deadline and
 	// less if the caller cancels, so a caller that loops on refusals cannot spin.
-	// Zero means [DefaultRefusalPause] (100 ms).
+	// Zero means [DefaultRefusalPause] (100 ms); a negative value means no pause,
+	// for callers that pace themselves (a server that sheds the request at once).
 	RefusalPause time.Duration
 }
 
@@ -52,9 +53,6 @@ type validator interface{ Validate() error }
 func (c Config) Validate() error {
 	if c.MaxAttempts < 0 {
 		return fmt.Errorf("retry: Config.MaxAttempts must be at least 1, got %d", c.MaxAttempts)
-	}
-	if c.RefusalPause < 0 {
-		return fmt.Errorf("retry: Config.RefusalPause must not be negative, got %v", c.RefusalPause)
 	}
 	if f, ok := c.Backoff.(BackoffFunc); ok && f == nil {
 		return fmt.Errorf("retry: Config.Backoff is a nil BackoffFunc")

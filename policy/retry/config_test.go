@@ -24,7 +24,6 @@ func TestConfigRefusesImpossibleSettings(t *testing.T) {
 		want string
 	}{
 		{Config{MaxAttempts: -1}, "retry: Config.MaxAttempts must be at least 1, got -1"},
-		{Config{RefusalPause: -time.Millisecond}, "retry: Config.RefusalPause must not be negative, got -1ms"},
 		{Config{Backoff: BackoffFunc(nil)}, "retry: Config.Backoff is a nil BackoffFunc"},
 		{Config{Backoff: Exponential{Factor: 0.9}}, "retry: Exponential.Factor must be a finite number >= 1, got 0.9"},
 		{Config{Backoff: Exponential{Base: 2 * time.Second, Max: time.Second, ThrottledBase: time.Second}},

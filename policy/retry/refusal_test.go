@@ -135,3 +135,22 @@ func TestSelfImposedVerdictWithoutStopError(t *testing.T) {
 		assert.Equal(t, time.Second-DefaultRefusalPause, e.RetryAfter)
 	})
 }
+
+// TestANegativeRefusalPauseReturnsTheRefusalAtOnce: a caller that paces itself
+// (a server shedding the request) turns the pause off; a refusal of the first
+// attempt then comes back at once, as the refusing stage made it.
+func TestANegativeRefusalPauseReturnsTheRefusalAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{retryAfter: time.Minute}
+		br.open.Store(true)
+		var ev events
+		p := pipeline.New[int](mustNew[int](t, Config{RefusalPause: -1}), br.stage()).With(pipeline.Options[int]{OnEvent: ev.hook})
+		start := time.Now()
+		_, err := p.Execute(t.Context(), newWork(succeed(1)).fn)
+		assert.Zero(t, time.Since(start))
+		stops := ev.stops()
+		require.Len(t, stops, 2)
+		assert.Same(t, stops[0], stopError(t, err), "the breaker's own stop, with its full hint")
+		assert.Equal(t, time.Minute, stops[0].RetryAfter)
+	})
+}

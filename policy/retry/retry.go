@@ -50,8 +50,11 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	if p.rand == nil {
 		p.rand = globalSource{}
 	}
-	if p.pause == 0 {
+	switch {
+	case p.pause == 0:
 		p.pause = DefaultRefusalPause
+	case p.pause < 0:
+		p.pause = 0
 	}
 	return p, nil
 }
@@ -186,21 +189,26 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 	if ctx.Err() != nil {
 		return p.stop(next, r, interrupted(ctx, attempts, last.Err))
 	}
-	e := &pipeline.StopError{Stage: stage, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
-	if inner, ok := errors.AsType[*pipeline.StopError](refusal.Err); ok {
+	e := pipeline.StopError{Stage: stage, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
+	inner, isStop := errors.AsType[*pipeline.StopError](refusal.Err)
+	if isStop {
 		e.Stage, e.Reason, e.RetryAfter = inner.Stage, inner.Reason, inner.RetryAfter
 	}
-	clock := next.Clock()
-	pause := p.pause
-	if deadline, ok := ctx.Deadline(); ok {
-		pause = max(min(pause, time.Until(deadline)), 0)
+	if pause := p.pause; pause > 0 {
+		if deadline, ok := ctx.Deadline(); ok {
+			pause = max(min(pause, time.Until(deadline)), 0)
+		}
+		clock := next.Clock()
+		start := clock.Now()
+		sleep(ctx, clock, pause)
+		if e.RetryAfter > 0 { // the hint as the caller receives it, to the ms as hints go
+			e.RetryAfter = max(e.RetryAfter-clock.Since(start), 0).Round(time.Millisecond)
+		}
 	}
-	start := clock.Now()
-	sleep(ctx, clock, pause)
-	if e.RetryAfter > 0 { // the hint as the caller receives it, to the ms as hints go
-		e.RetryAfter = max(e.RetryAfter-clock.Since(start), 0).Round(time.Millisecond)
+	if isStop && attempts == 0 && e.RetryAfter == inner.RetryAfter && inner.Attempts == 0 && inner.Err == nil && inner.Cause == nil {
+		return p.stop(next, r, inner) // nothing to add: the refusal as it came, with no allocation
 	}
-	return p.stop(next, r, e)
+	return p.stop(next, r, &e)
 }
 
 // sleep waits d on clock and reports true, or returns false as soon as ctx is
