@@ -177,6 +177,10 @@ func (b *Breaker) observe(now instant) instant {
 // while isolated; while Recovering, the time left until the ramp's clock term
 // reaches 1). Admission is the only thing that moves an Open breaker whose break
 // has elapsed to HalfOpen; that attempt is a probe.
+//
+// If Config.OnEvent panics while Admit delivers events, the panic reaches the
+// caller and the admission is withdrawn: its probe slot, if it took one, is
+// free again, and nothing is recorded for it.
 func (b *Breaker) Admit() (Ticket, error) {
 	t, retryAfter, ok := b.admit()
 	if !ok {
@@ -194,15 +198,14 @@ func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	now := b.now()
 	b.mu.Lock()
 	now = b.observe(now)
-	if b.state == Closed { // the hot path
-		b.mu.Unlock()
-		return Ticket{start: now, id: ordinary}, 0, true
+	t, ok = Ticket{start: now, id: ordinary}, true
+	if b.state != Closed { // Closed is the hot path
+		t, retryAfter, ok = b.admitLocked(now)
 	}
-	t, retryAfter, ok = b.admitLocked(now)
 	queued := len(b.queue) > 0
 	b.mu.Unlock()
 	if queued {
-		b.flush()
+		b.flushAdmitting(t)
 	}
 	return t, retryAfter, ok
 }
@@ -254,23 +257,30 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 // HalfOpen from anything but a current probe, and while Recovering from anything
 // the current ramp did not admit. An outcome that finds a ramp run out closes
 // the breaker first and counts as a closed-state sample.
+//
+// The outcome is recorded before any event is delivered: if Config.OnEvent
+// panics during Record, t has been recorded, and must not be recorded again.
 func (b *Breaker) Record(t Ticket, v outcome.Verdict, d time.Duration) {
-	b.finish(b.now(), t, v, d)
+	b.finish(b.now(), &t, v, d)
 }
 
 // Done is Record with the duration measured on the breaker's clock from t's
 // admission, sharing the one clock reading with the window's rotation.
 func (b *Breaker) Done(t Ticket, v outcome.Verdict) {
 	now := b.now()
-	b.finish(now, t, v, now.Sub(t.start))
+	b.finish(now, &t, v, now.Sub(t.start))
 }
 
-func (b *Breaker) finish(now instant, t Ticket, v outcome.Verdict, d time.Duration) {
+// finish records the outcome of *t and zeroes its id, marking it recorded, before
+// it delivers any event: the stage's unwinding path (doneIfUnwinding) then finds
+// nothing to record if the hook panics.
+func (b *Breaker) finish(now instant, t *Ticket, v outcome.Verdict, d time.Duration) {
 	if t.id == 0 {
 		return
 	}
 	b.mu.Lock()
-	b.record(b.observe(now), t, v, d)
+	b.record(b.observe(now), *t, v, d)
+	t.id = 0
 	queued := len(b.queue) > 0
 	b.mu.Unlock()
 	if queued {

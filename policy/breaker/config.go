@@ -39,6 +39,19 @@ const (
 	DefaultProbeSuccesses = 2
 	// MaxWindowBuckets is the most buckets a trip window may have.
 	MaxWindowBuckets = 1000
+	// MaxHalfOpenProbes is the most probe slots a breaker may have. New
+	// allocates them all, and every half-open admission scans them under the
+	// breaker's lock; a thousand attempts at once is no longer a probe.
+	MaxHalfOpenProbes = 1000
+	// MaxDuration is the longest duration any field of a Config may hold, those
+	// of Recovery, SlowCalls and Failures included: ten years (of 365 days). The
+	// breaker adds its durations to readings of its clock (a break's end, a probe
+	// slot's expiry, a window's next slice, a ramp's end) in int64 nanoseconds;
+	// up to MaxDuration that cannot overflow for the first 280 years of the
+	// breaker's clock, and no break, window or ramp needs to be longer. The
+	// counts need no such bound: they are only compared, never added to or
+	// allocated, except WindowBuckets and HalfOpenProbes, which have their own.
+	MaxDuration = 10 * 365 * 24 * time.Hour
 )
 
 // Config configures a [Breaker]. The zero value of every field means its
@@ -48,10 +61,10 @@ const (
 // failure ratio reaching 5 times its failure rate of the last 5 minutes (and at
 // least 5%, with at least two failures). It breaks for 15 s (doubling per
 // consecutive trip up to 2 min, with equal jitter) and closes at once after 2
-// successful probes: the recovery ramp is opt-in (Recovery). Impossible values,
-// and measured normals that would lose their race against the trip window, are
-// refused by [Config.Validate] and [New] with an error naming every field
-// involved and its value.
+// successful probes: the recovery ramp is opt-in (Recovery). Impossible values
+// (a duration above MaxDuration among them), and measured normals that would
+// lose their race against the trip window, are refused by [Config.Validate] and
+// [New] with an error naming every field involved and its value.
 type Config struct {
 	// ConsecutiveFailures is how many failures in a row, with no success between
 	// them, open a closed breaker. Zero means DefaultConsecutiveFailures (5); it
@@ -108,7 +121,7 @@ type Config struct {
 	BreakJitter Jitter
 
 	// HalfOpenProbes is how many probes a half-open breaker lets run at once.
-	// Zero means DefaultHalfOpenProbes (1).
+	// Zero means DefaultHalfOpenProbes (1); at most MaxHalfOpenProbes.
 	HalfOpenProbes int
 	// ProbeSuccesses is how many successful probes close a half-open breaker
 	// (or start its recovery ramp). Probe slots are reused as probes finish, so
@@ -131,8 +144,17 @@ type Config struct {
 	// the breaker. Nil means a source seeded randomly for each breaker.
 	Rand rand.Source
 	// OnEvent receives the breaker's [Transition] and [Rejection] events, never
-	// while the breaker's lock is held, one at a time and in the order they
-	// happened (see the package documentation). Nil means no events are built.
+	// while the breaker's lock is held, one at a time, in the order they
+	// happened, each exactly once (see the package documentation). It may call
+	// the breaker. One call of the breaker delivers at most two batches of at
+	// most 256 events (the events waiting when it began delivering, and those
+	// raised meanwhile), so a hook that raises an event for every event it
+	// receives cannot hold a caller; what is left is delivered by the next call.
+	// If it panics, the panic reaches the caller that was delivering, the events
+	// after that one wait for the next call, and the breaker's state is intact:
+	// an outcome is recorded before any event is delivered, and an admission
+	// whose delivery panicked is withdrawn, freeing its probe slot. Nil means no
+	// events are built.
 	OnEvent func(pipeline.Event)
 }
 
@@ -204,6 +226,7 @@ func (c Config) settings() (settings, error) {
 	if c.SlowCallThreshold < 0 {
 		p.add("SlowCallThreshold must not be negative (0 means off), got %v", c.SlowCallThreshold)
 	}
+	p.longest("SlowCallThreshold", c.SlowCallThreshold)
 	s.slowRatio = c.SlowCallRatio
 	p.ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
 	if s.slowRatio == 0 {
@@ -218,6 +241,8 @@ func (c Config) settings() (settings, error) {
 			DefaultMaxBreakDuration, s.maxBreak)
 	case s.maxBreak == 0:
 		s.maxBreak = max(DefaultMaxBreakDuration, s.breakDuration)
+	case s.maxBreak > MaxDuration:
+		p.longest("MaxBreakDuration", s.maxBreak)
 	case s.maxBreak < s.breakDuration:
 		p.add("MaxBreakDuration must not be shorter than BreakDuration, got MaxBreakDuration %v with BreakDuration %v",
 			s.maxBreak, s.breakDuration)
@@ -227,6 +252,10 @@ func (c Config) settings() (settings, error) {
 		p.add("BreakJitter must be JitterEqual, JitterFull or JitterNone, got %v", s.jitter)
 	}
 	s.probes = p.count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes)
+	if s.probes > MaxHalfOpenProbes {
+		p.add("HalfOpenProbes must be at most %d (New allocates every probe slot, and each half-open admission "+
+			"scans them), got %d", MaxHalfOpenProbes, s.probes)
+	}
 	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
 	c.Recovery.settings(&s, &p)
 	if len(p) == 0 { // the races only mean something between valid fields
@@ -262,10 +291,18 @@ func (p *problems) duration(name string, v, def time.Duration) time.Duration {
 	if v < 0 {
 		p.add("%s must not be negative (0 means the default %v), got %v", name, def, v)
 	}
+	p.longest(name, v)
 	if v == 0 {
 		return def
 	}
 	return v
+}
+
+// longest refuses a duration longer than MaxDuration.
+func (p *problems) longest(name string, v time.Duration) {
+	if v > MaxDuration {
+		p.add("%s must be at most MaxDuration (%v, ten years), got %v", name, MaxDuration, v)
+	}
 }
 
 // ratio checks a ratio in [0, 1], whose zero value means what zero says.

@@ -69,6 +69,18 @@ func TestBadConfigs(t *testing.T) {
 		{"ramp maximum negative", breaker.Config{Recovery: &breaker.Recovery{Maximum: -time.Second}}, "breaker: Config.Recovery.Maximum must not be negative (0 means the default 30s), got -1s"},
 		{"ramp maximum below minimum", breaker.Config{Recovery: &breaker.Recovery{Minimum: 10 * time.Second, Maximum: 5 * time.Second}}, "breaker: Config.Recovery.Maximum must not be shorter than Recovery.Minimum, got Maximum 5s with Minimum 10s"},
 
+		{"break that overflows the clock", breaker.Config{BreakDuration: math.MaxInt64}, "breaker: Config.BreakDuration must be at most MaxDuration (87600h0m0s, ten years), got 2562047h47m16.854775807s"},
+		{"max break that overflows the clock", breaker.Config{MaxBreakDuration: math.MaxInt64}, "breaker: Config.MaxBreakDuration must be at most MaxDuration (87600h0m0s, ten years), got 2562047h47m16.854775807s"},
+		{"trip window past MaxDuration", breaker.Config{TripWindow: breaker.MaxDuration + 1}, "breaker: Config.TripWindow must be at most MaxDuration (87600h0m0s, ten years), got 87600h0m0.000000001s"},
+		{"slow threshold past MaxDuration", breaker.Config{SlowCallThreshold: math.MaxInt64}, "breaker: Config.SlowCallThreshold must be at most MaxDuration"},
+		{"slow window past MaxDuration", breaker.Config{SlowCalls: breaker.SlowCalls{Window: math.MaxInt64}}, "breaker: Config.SlowCalls.Window must be at most MaxDuration"},
+		{"failure window past MaxDuration", breaker.Config{Failures: breaker.Failures{Window: math.MaxInt64}}, "breaker: Config.Failures.Window must be at most MaxDuration"},
+		{"ramp minimum past MaxDuration", breaker.Config{Recovery: &breaker.Recovery{Minimum: math.MaxInt64}}, "breaker: Config.Recovery.Minimum must be at most MaxDuration"},
+		{"ramp maximum past MaxDuration", breaker.Config{Recovery: &breaker.Recovery{Maximum: math.MaxInt64}}, "breaker: Config.Recovery.Maximum must be at most MaxDuration"},
+		{"probes past the slice limit", breaker.Config{HalfOpenProbes: math.MaxInt}, "breaker: Config.HalfOpenProbes must be at most 1000 (New allocates every probe slot, and each half-open admission scans them), got 9223372036854775807"},
+		{"probes of 256 MiB", breaker.Config{HalfOpenProbes: 1 << 24}, "Config.HalfOpenProbes must be at most 1000"},
+		{"probes past MaxHalfOpenProbes", breaker.Config{HalfOpenProbes: breaker.MaxHalfOpenProbes + 1}, "Config.HalfOpenProbes must be at most 1000"},
+
 		{"latency race: a short baseline", breaker.Config{SlowCalls: breaker.SlowCalls{Window: 50 * time.Second}},
 			"breaker: Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 50s = 25s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 30s = 30s): the normal latency would follow a brownout before the trip window fills with it; lengthen SlowCalls.Window, raise SlowCalls.Quantile (up to 0.5), lower SlowCallRatio, shorten TripWindow, or set SlowCalls.Disabled"},
 		{"latency race: a low quantile", breaker.Config{SlowCalls: breaker.SlowCalls{Quantile: 0.05}, SlowCallRatio: 0.9},
@@ -169,6 +181,43 @@ func TestLongBreakWidensDefaultMax(t *testing.T) {
 	r.clock.Advance(5 * time.Minute)
 	runFail(r)
 	assert.Equal(t, 5*time.Minute, r.refused(), "an unset maximum never shortens the break the caller chose")
+}
+
+// Every field at its documented maximum builds a breaker that works: the
+// longest break ends exactly when it should, not at once (as a break end that
+// overflowed the clock did), and the most probe slots all fill.
+func TestConfigAtItsMaximums(t *testing.T) {
+	r := newRig(t, breaker.Config{
+		ConsecutiveFailures: 1,
+		BreakDuration:       breaker.MaxDuration,
+		MaxBreakDuration:    breaker.MaxDuration,
+		BreakJitter:         breaker.JitterNone,
+		HalfOpenProbes:      breaker.MaxHalfOpenProbes,
+		TripWindow:          breaker.MaxDuration / 4, // so that both baselines win their races
+		SlowCallThreshold:   breaker.MaxDuration,
+		SlowCalls:           breaker.SlowCalls{Window: breaker.MaxDuration},
+		Failures:            breaker.Failures{Window: breaker.MaxDuration, Multiple: 1.5},
+		Recovery:            &breaker.Recovery{Minimum: breaker.MaxDuration, Maximum: breaker.MaxDuration},
+	})
+	runFail(r)
+	assert.Equal(t, breaker.Open, r.state())
+	assert.Equal(t, breaker.MaxDuration, r.refused())
+	r.clock.Advance(breaker.MaxDuration - time.Nanosecond)
+	assert.Equal(t, breaker.Open, r.state(), "a nanosecond of the break is left")
+	assert.Equal(t, time.Nanosecond, r.refused())
+	r.clock.Advance(time.Nanosecond)
+	assert.Equal(t, breaker.HalfOpen, r.state())
+	for range breaker.MaxHalfOpenProbes {
+		r.admit()
+	}
+	r.refused() // every slot is busy
+	assert.Equal(t, breaker.MaxHalfOpenProbes, r.b.Snapshot().Probes)
+	r.b.Done(r.ticket[1], ok)
+	r.b.Done(r.ticket[2], ok)
+	s := r.b.Snapshot()
+	assert.Equal(t, breaker.Recovering, s.State)
+	assert.Equal(t, breaker.MaxDuration, s.RampLength)
+	assert.Equal(t, breaker.MaxDuration, r.refused(), "the ramp's refusal waits for the whole ramp")
 }
 
 func TestStringers(t *testing.T) {

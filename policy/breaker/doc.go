@@ -88,7 +88,12 @@
 // A Breaker is safe for concurrent use. Its state sits behind one sync.Mutex that
 // is never held while user code runs. Events ([Transition], [Rejection]) are
 // queued under that lock and delivered to Config.OnEvent after it is released,
-// one at a time, in the order they happened; when several goroutines produce
-// events at once, whichever is already delivering delivers the others' too, so a
-// call may return before its own events have been delivered.
+// one at a time, in the order they happened, each exactly once; when several
+// goroutines produce events at once, whichever is already delivering delivers
+// the others' too, so a call may return before its own events have been
+// delivered. One call delivers at most two batches of at most 256 events; what
+// is left (a hook that calls the breaker can keep raising events) waits for the
+// next call, which delivers it first. A panicking hook never corrupts the
+// state: every outcome is recorded before events are delivered, and an
+// admission whose delivery panicked is withdrawn.
 package breaker

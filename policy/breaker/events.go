@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/resilience-go/pipeline"
@@ -108,17 +109,37 @@ func (b *Breaker) emit(e pipeline.Event) {
 	}
 }
 
+// A call delivers at most maxBatches batches of at most maxBatch events each:
+// the oldest events queued when it became the deliverer, and those raised while
+// it delivered them, by its hook or by other goroutines. A hook that raises an
+// event for every event it receives (say it calls Admit on every Rejection
+// while the breaker is open) would otherwise keep the delivering caller busy for
+// as long as it keeps doing it. Such a hook never lets the queue empty: every
+// call adds its own event to it and delivers at most maxBatches × maxBatch, so
+// each call's cost stays bounded while the queue grows by an event a call; the
+// leftovers wait for the next call that delivers (see flush).
+const (
+	maxBatches = 2
+	maxBatch   = 256
+)
+
 // flush delivers queued events, unless another goroutine is already delivering,
-// in which case that goroutine delivers them too. Call it without mu held, after
-// any operation that queued an event.
+// in which case that goroutine delivers them, or leaves them to the next call.
+// Call it without mu held, after any operation that found events queued.
 //
 // Ordering: events are queued under mu in the order their transitions happened,
 // and only the holder of the delivery mutex takes them off the queue, so the hook
 // sees them one at a time in that order. A deliverer re-checks the queue after
 // releasing the delivery mutex, so an event queued by a goroutine whose TryLock
-// failed is never stranded.
+// failed is delivered by it, within its maxBatches batches; after those it
+// returns, and the events still queued are delivered, oldest first, by the next
+// call to Admit, Record, Done, Isolate or Reset, each of which flushes whenever
+// it finds the queue not empty.
 func (b *Breaker) flush() {
-	for b.delivering.TryLock() {
+	for range maxBatches {
+		if !b.delivering.TryLock() {
+			return
+		}
 		b.drain()
 		b.mu.Lock()
 		more := len(b.queue) > 0
@@ -129,17 +150,62 @@ func (b *Breaker) flush() {
 	}
 }
 
-// drain delivers one batch. Call it with the delivery mutex held; it releases it,
-// even if the hook panics (the rest of that batch is then dropped).
+// drain delivers one batch: the oldest maxBatch events queued, or all of them.
+// Call it with the delivery mutex held; it releases it, even if the hook
+// panics. The event the hook panicked on has been delivered; the rest of the
+// batch goes back to the front of the queue, ahead of anything queued since,
+// for the next call to deliver.
 func (b *Breaker) drain() {
-	defer b.delivering.Unlock()
 	b.mu.Lock()
 	batch := b.queue
 	b.queue, b.spare = b.spare, nil
+	if len(batch) > maxBatch { // the newest wait for the next batch
+		b.queue = append(b.queue, batch[maxBatch:]...)
+		clear(batch[maxBatch:])
+		batch = batch[:maxBatch]
+	}
 	b.mu.Unlock()
+	delivered := 0
+	defer func() {
+		if delivered < len(batch) { // the hook panicked: keep what it did not see
+			rest := slices.Clone(batch[delivered:])
+			b.mu.Lock()
+			b.queue = append(rest, b.queue...)
+			b.mu.Unlock()
+		}
+		b.delivering.Unlock()
+	}()
 	for _, e := range batch {
+		delivered++
 		b.onEvent(e)
 	}
 	clear(batch)
 	b.spare = batch[:0]
+}
+
+// flushAdmitting is flush for an admission that is about to hand t to its
+// caller. If the hook panics, the caller never receives t, so the admission is
+// withdrawn: a probe slot it took is freed at once, rather than held until it
+// expires, and nothing is recorded for it (the attempt never ran).
+func (b *Breaker) flushAdmitting(t Ticket) {
+	if !t.Probe() {
+		b.flush()
+		return
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			b.withdraw(t)
+		}
+	}()
+	b.flush()
+	handed = true
+}
+
+// withdraw frees the probe slot of t. If the slot was already cleared (the
+// breaker left HalfOpen meanwhile), there is nothing to free.
+func (b *Breaker) withdraw(t Ticket) {
+	b.mu.Lock()
+	b.releaseProbe(t.start, t.id)
+	b.mu.Unlock()
 }

@@ -126,6 +126,9 @@ func TestEventsInOrderAcrossGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// A deliverer stops after two batches: one last call delivers anything the
+	// last of them left, then reports its own transition, if any.
+	b.Reset()
 	assert.Zero(t, overlaps.Load())
 	require.NotEmpty(t, log)
 	assert.Equal(t, breaker.Closed, log[0].From)
@@ -133,4 +136,164 @@ func TestEventsInOrderAcrossGoroutines(t *testing.T) {
 		require.Equal(t, log[i-1].To, log[i].From, "event %d out of order", i)
 	}
 	assert.Equal(t, b.State(), log[len(log)-1].To, "the last event delivered is the last transition")
+}
+
+// TestHookAdmittingOnRejectionCannotHoldItsCaller: a hook that calls Admit on
+// every Rejection raises one Rejection per Rejection it receives, forever. The
+// refused caller that delivers them stops after two batches (the one it found
+// and the one its hook raised), on a clock that never moves. Such a hook never
+// lets the queue empty, and it grows by an event per refused call, but a batch
+// holds at most 256 events, so no caller ever delivers more than 512. What is
+// left is delivered first by the next calls, and every refusal's event exactly
+// once, in order.
+func TestHookAdmittingOnRejectionCannotHoldItsCaller(t *testing.T) {
+	const perCall = 2 * 256 // two batches of at most 256 events
+	clock := clockwork.NewFakeClockAt(epoch)
+	var (
+		b         *breaker.Breaker
+		hookRuns  int // the hook's calls on a Rejection; delivery is serial
+		callStart int // hookRuns when the test's current call began
+		refused   int // refused Admits, the hook's included: each raised a Rejection
+		log       []pipeline.Event
+	)
+	admit := func() {
+		if _, err := b.Admit(); err != nil {
+			refused++
+		}
+	}
+	b, err := breaker.New(breaker.Config{
+		ConsecutiveFailures: 1,
+		BreakJitter:         breaker.JitterNone,
+		Clock:               clock,
+		OnEvent: func(e pipeline.Event) {
+			log = append(log, e)
+			if _, isRej := e.(breaker.Rejection); isRej {
+				hookRuns++
+				if hookRuns-callStart > 10000 { // the old livelock: give up, so the test fails instead of hanging
+					return
+				}
+				admit()
+			}
+		},
+	})
+	require.NoError(t, err)
+	tk, err := b.Admit()
+	require.NoError(t, err)
+	b.Done(tk, fail)
+	clock.Advance(15*time.Second - 300*time.Millisecond)
+
+	callStart = hookRuns
+	admit()
+	assert.Equal(t, 2, hookRuns, "the refused caller delivered its own Rejection and the one its hook raised, no more")
+	assert.Equal(t, 3, refused)
+
+	// 300 more refusals: the queue outgrows a batch, and each call still
+	// delivers at most two batches of 256.
+	most := 0
+	for range 300 {
+		callStart = hookRuns
+		admit()
+		most = max(most, hookRuns-callStart)
+	}
+	assert.Equal(t, perCall, most, "the calls that find the queue longest deliver two full batches")
+
+	b.Reset() // closes it: the leftover Rejections' hooks are admitted, raising nothing
+	for range 10 {
+		if len(log) == refused+2 {
+			break
+		}
+		callStart = hookRuns
+		_, err = b.Admit() // a closed breaker's admission delivers what waits
+		require.NoError(t, err)
+		assert.LessOrEqual(t, hookRuns-callStart, perCall)
+	}
+	var rejections []breaker.Rejection
+	var transitions []breaker.Transition
+	for _, e := range log {
+		switch e := e.(type) {
+		case breaker.Rejection:
+			rejections = append(rejections, e)
+		case breaker.Transition:
+			transitions = append(transitions, e)
+		}
+	}
+	assert.Len(t, rejections, refused, "every refusal's Rejection delivered exactly once")
+	require.Len(t, transitions, 2)
+	assert.Equal(t, breaker.CauseConsecutiveFailures, transitions[0].Cause)
+	assert.Equal(t, breaker.CauseReset, transitions[1].Cause)
+	assert.IsType(t, breaker.Transition{}, log[len(log)-1], "the Reset's transition comes after every Rejection queued before it")
+	assert.Equal(t, breaker.Closed, b.State())
+}
+
+// TestHookChainLeftoversDeliveredByClosedAdmit: a hook that answers every
+// transition to Closed by isolating and resetting the breaker again raises two
+// events per event, beyond what one call delivers. The leftovers are delivered
+// by the next call, even an admission to a closed breaker.
+func TestHookChainLeftoversDeliveredByClosedAdmit(t *testing.T) {
+	var (
+		b      *breaker.Breaker
+		rounds int
+		log    []breaker.Transition
+	)
+	b, err := breaker.New(breaker.Config{
+		Clock: clockwork.NewFakeClockAt(epoch),
+		OnEvent: func(e pipeline.Event) {
+			tr := e.(breaker.Transition)
+			log = append(log, tr)
+			if tr.To == breaker.Closed && rounds < 3 {
+				rounds++
+				b.Isolate()
+				b.Reset()
+			}
+		},
+	})
+	require.NoError(t, err)
+	b.Isolate() // closed -> isolated
+	b.Reset()   // isolated -> closed, and its hook's round 1; round 2 is left
+	assert.Len(t, log, 4, "the Reset delivered two batches")
+	assert.Equal(t, breaker.Closed, b.State())
+	_, err = b.Admit()
+	require.NoError(t, err)
+	require.Len(t, log, 8, "the admission delivered round 2, then round 3, which raised nothing")
+	for i := 1; i < len(log); i++ {
+		assert.Equal(t, log[i-1].To, log[i].From, "event %d out of order", i)
+	}
+}
+
+// TestPanickingHookKeepsTheRestOfItsBatch: a batch of two events, whose first
+// makes the hook panic. The panic reaches the delivering caller, and the second
+// event is not dropped: the next call delivers it, before its own.
+func TestPanickingHookKeepsTheRestOfItsBatch(t *testing.T) {
+	var (
+		started = make(chan struct{})
+		release = make(chan struct{})
+		log     []string // only the hook touches it: delivery is serial
+	)
+	b, err := breaker.New(breaker.Config{
+		Clock: clockwork.NewFakeClockAt(epoch),
+		OnEvent: func(e pipeline.Event) {
+			tr := e.(breaker.Transition)
+			log = append(log, tr.From.String()+"->"+tr.To.String())
+			switch len(log) {
+			case 1:
+				close(started)
+				<-release // hold the delivery while two more events queue up
+			case 2:
+				panic("hook")
+			}
+		},
+	})
+	require.NoError(t, err)
+	panicked := make(chan any)
+	go func() {
+		defer func() { panicked <- recover() }()
+		b.Isolate() // closed -> isolated; this goroutine delivers
+	}()
+	<-started
+	b.Reset()   // isolated -> closed: queued behind the delivery in progress
+	b.Isolate() // closed -> isolated: the same batch
+	close(release)
+	assert.Equal(t, "hook", <-panicked, "the panic reaches the delivering caller")
+	b.Reset() // delivers the rest of the batch, then its own event
+	assert.Equal(t, []string{"closed->isolated", "isolated->closed", "closed->isolated", "isolated->closed"}, log)
 }

@@ -156,6 +156,7 @@ func (f Failures) settings(s *settings, p *problems) {
 	} else if f.Window > 0 && f.Window < BaselineSlices {
 		p.add("Failures.Window must be at least %d nanoseconds (one per bucket), got %v", BaselineSlices, f.Window)
 	}
+	p.longest("Failures.Window", f.Window)
 }
 
 // latencyRace widens a zero-valued SlowCalls's window, or refuses a latency

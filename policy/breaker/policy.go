@@ -33,7 +33,8 @@ func Guard[T any](b *Breaker) *Policy[T] {
 // self-imposed Throttled verdict carrying the same retry-after hint, and emits
 // pipeline.Stopped. An admitted attempt's verdict is recorded when it returns; if
 // it panics, it is recorded as a failure (freeing a probe slot) and the panic
-// continues.
+// continues. Each attempt is recorded exactly once: if Config.OnEvent panics
+// on an event its outcome raised, the outcome stands and the panic continues.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	t, retryAfter, ok := p.b.admit()
 	if !ok {
@@ -48,13 +49,15 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	}
 	defer p.b.doneIfUnwinding(&t)
 	r := next.Run(ctx)
-	p.b.Done(t, r.Verdict)
-	t.id = 0 // recorded
+	now := p.b.now()
+	p.b.finish(now, &t, r.Verdict, now.Sub(t.start)) // zeroes t's id before the hook runs
 	return r
 }
 
 // doneIfUnwinding records the attempt *t as a failure if it has not been
-// recorded: the attempt panicked or called runtime.Goexit.
+// recorded: the attempt panicked or called runtime.Goexit. A hook that panics
+// after the attempt's own outcome was recorded finds t's id zeroed by finish,
+// so the ticket is never recorded twice.
 func (b *Breaker) doneIfUnwinding(t *Ticket) {
 	if t.id != 0 {
 		b.Done(*t, outcome.Verdict{Kind: outcome.Transient})

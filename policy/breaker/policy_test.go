@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -148,4 +149,81 @@ func TestOneBreakerManyResultTypes(t *testing.T) {
 	assert.Equal(t, breaker.Open, r.state())
 	_, err := ints.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
 	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+}
+
+// TestPanickingHookOnProbeSuccessRecordsOnce: the probe succeeds and closes the
+// breaker, and the hook panics on that transition. The ticket was recorded
+// before the hook ran; the stage's unwinding path must not record it again (as a
+// failure, which with ConsecutiveFailures 1 would re-open the breaker).
+func TestPanickingHookOnProbeSuccessRecordsOnce(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(epoch)
+	b, err := breaker.New(breaker.Config{
+		ConsecutiveFailures: 1,
+		ProbeSuccesses:      1,
+		BreakJitter:         breaker.JitterNone,
+		Clock:               clock,
+		OnEvent: func(e pipeline.Event) {
+			if tr, isTr := e.(breaker.Transition); isTr && tr.To == breaker.Closed {
+				panic("hook")
+			}
+		},
+	})
+	require.NoError(t, err)
+	p := pipeline.New(breaker.Guard[int](b))
+	_, err = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, errBoom })
+	require.ErrorIs(t, err, errBoom)
+	require.Equal(t, breaker.Open, b.State())
+	clock.Advance(15 * time.Second)
+	assert.PanicsWithValue(t, "hook", func() {
+		_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
+	})
+	s := b.Snapshot()
+	assert.Equal(t, breaker.Closed, s.State, "the successful probe closed the breaker; nothing re-opened it")
+	assert.Equal(t, 0, s.ConsecutiveFailures)
+	assert.Equal(t, 0, s.Trips)
+}
+
+// TestPanickingHookDuringAdmitFreesProbeSlot: the hook panics on the
+// Open -> HalfOpen transition that an admission raised. The admission never
+// reached its caller, so its probe slot must be free at once, not held for a
+// nominal break.
+func TestPanickingHookDuringAdmitFreesProbeSlot(t *testing.T) {
+	for _, via := range []string{"Admit", "Guard"} {
+		t.Run(via, func(t *testing.T) {
+			clock := clockwork.NewFakeClockAt(epoch)
+			b, err := breaker.New(breaker.Config{
+				ConsecutiveFailures: 1,
+				BreakJitter:         breaker.JitterNone,
+				Clock:               clock,
+				OnEvent: func(e pipeline.Event) {
+					if tr, isTr := e.(breaker.Transition); isTr && tr.To == breaker.HalfOpen {
+						panic("hook")
+					}
+				},
+			})
+			require.NoError(t, err)
+			tk, err := b.Admit()
+			require.NoError(t, err)
+			b.Done(tk, fail)
+			clock.Advance(15 * time.Second)
+			called := false
+			assert.PanicsWithValue(t, "hook", func() {
+				if via == "Admit" {
+					_, _ = b.Admit()
+					return
+				}
+				_, _ = pipeline.New(breaker.Guard[int](b)).Execute(context.Background(), func(context.Context) (int, error) {
+					called = true
+					return 1, nil
+				})
+			})
+			assert.False(t, called, "the attempt whose admission panicked never ran")
+			s := b.Snapshot()
+			assert.Equal(t, breaker.HalfOpen, s.State)
+			assert.Equal(t, 0, s.Probes, "the panicked admission's slot is free")
+			tk, err = b.Admit()
+			require.NoError(t, err, "another probe is admitted at once")
+			assert.True(t, tk.Probe())
+		})
+	}
 }

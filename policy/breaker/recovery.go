@@ -78,9 +78,11 @@ func (r *Recovery) settings(s *settings, p *problems) {
 	if r.Minimum < 0 {
 		p.add("Recovery.Minimum must not be negative (0 means the default %v), got %v", DefaultRecoveryMinimum, r.Minimum)
 	}
+	p.longest("Recovery.Minimum", r.Minimum)
 	if r.Maximum < 0 {
 		p.add("Recovery.Maximum must not be negative (0 means the default %v), got %v", DefaultRecoveryMaximum, r.Maximum)
 	}
+	p.longest("Recovery.Maximum", r.Maximum)
 	switch {
 	case s.rampMin == 0 && s.rampMax == 0:
 		s.rampMin, s.rampMax = DefaultRecoveryMinimum, DefaultRecoveryMaximum
