@@ -87,7 +87,8 @@ func (r Reason) sentinel() error {
 }
 
 // StopError is the one error every stage returns when it refuses a call or gives
-// up on it. Match it with errors.AsType[*pipeline.StopError], or its reason with
+// up on it. Treat one as read-only: a stage may hand the same StopError to
+// several calls (an open breaker does, for the refusals of one millisecond). Match it with errors.AsType[*pipeline.StopError], or its reason with
 // errors.Is against the sentinels above. The last attempt's error and, for a
 // deadline or cancellation, the context's cause are reachable through it with
 // errors.Is and errors.As.

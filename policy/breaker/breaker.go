@@ -3,6 +3,7 @@ package breaker
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -31,6 +32,9 @@ type Breaker struct {
 	// Breaker New did not build (see built).
 	epoch   time.Time
 	onEvent func(pipeline.Event)
+	// refused is the error of the latest refusal, shared by the refusals with
+	// the same hint (see refusal).
+	refused atomic.Pointer[pipeline.StopError]
 
 	// mu is the breaker's one lock. It guards every field from here to queue,
 	// the two baselines and the recovery ramp included.
@@ -194,6 +198,30 @@ func refusal(retryAfter time.Duration) *pipeline.StopError {
 	return &pipeline.StopError{Stage: "breaker", Reason: pipeline.DependencyUnavailable, RetryAfter: retryAfter}
 }
 
+// sharedRefusal is the stage's refusal: the stop error of a refusal with the
+// hint retryAfter rounded up to the millisecond, as the hint in a verdict is
+// (see outcome.Verdict.RetryAfter). Refusals with the same hint share one
+// error, the latest one made, so that an open breaker under load allocates
+// nothing per refusal: within a millisecond, every refusal returns the same
+// error.
+func (b *Breaker) sharedRefusal(retryAfter time.Duration) *pipeline.StopError {
+	retryAfter = (retryAfter + time.Millisecond - 1).Truncate(time.Millisecond)
+	if e := b.refused.Load(); e != nil && e.RetryAfter == retryAfter {
+		return e
+	}
+	e := refusal(retryAfter)
+	b.refused.Store(e)
+	return e
+}
+
+// reject reports a refusal to the hook, if there is one: a breaker nobody
+// observes does not pay for building the event.
+func (b *Breaker) reject(state State, wait time.Duration, now instant) {
+	if b.onEvent != nil {
+		b.emit(Rejection{State: state, RetryAfter: wait, At: b.at(now)})
+	}
+}
+
 func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	now := b.now()
 	b.mu.Lock()
@@ -216,7 +244,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 	case Open:
 		if now.Before(b.until) {
 			wait := b.until.Sub(now)
-			b.emit(Rejection{State: Open, RetryAfter: wait, At: b.at(now)})
+			b.reject(Open, wait, now)
 			return Ticket{}, wait, false
 		}
 		b.state = HalfOpen
@@ -235,7 +263,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 			}
 		}
 		if free < 0 {
-			b.emit(Rejection{State: HalfOpen, At: b.at(now)})
+			b.reject(HalfOpen, 0, now)
 			return Ticket{}, 0, false
 		}
 		b.lastSlot++
@@ -244,7 +272,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 	case Recovering:
 		return b.admitRamp(now)
 	case Isolated:
-		b.emit(Rejection{State: Isolated, At: b.at(now)})
+		b.reject(Isolated, 0, now)
 		return Ticket{}, 0, false
 	}
 	return Ticket{start: now, id: ordinary}, 0, true // not reached: Closed is admitted by admit

@@ -30,15 +30,17 @@ func Guard[T any](b *Breaker) *Policy[T] {
 
 // Execute runs one attempt through the breaker. A refused attempt does not run:
 // Execute returns a *pipeline.StopError with Reason DependencyUnavailable and a
-// self-imposed Throttled verdict carrying the same retry-after hint, and emits
-// pipeline.Stopped. An admitted attempt's verdict is recorded when it returns; if
+// self-imposed Throttled verdict carrying the same retry-after hint, to the
+// millisecond, and emits pipeline.Stopped. The refusals of one millisecond
+// share one StopError, so that refusing allocates nothing: treat it as
+// read-only. An admitted attempt's verdict is recorded when it returns; if
 // it panics, it is recorded as a failure (freeing a probe slot) and the panic
 // continues. Each attempt is recorded exactly once: if Config.OnEvent panics
 // on an event its outcome raised, the outcome stands and the panic continues.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	t, retryAfter, ok := p.b.admit()
 	if !ok {
-		err := refusal(retryAfter)
+		err := p.b.sharedRefusal(retryAfter)
 		if next.Observed() {
 			next.Emit(pipeline.Stopped{Err: err})
 		}

@@ -227,3 +227,26 @@ func TestPanickingHookDuringAdmitFreesProbeSlot(t *testing.T) {
 		})
 	}
 }
+
+// TestARefusalAllocatesNothing: an open breaker under load must be cheaper than
+// a healthy dependency, so the stage's refusals share their error.
+func TestARefusalAllocatesNothing(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{ConsecutiveFailures: 1, Clock: clock})
+	require.NoError(t, err)
+	tk, err := b.Admit()
+	require.NoError(t, err)
+	b.Done(tk, outcome.Verdict{Kind: outcome.Transient})
+	p := pipeline.New[int](breaker.Guard[int](b))
+	fn := func(context.Context) (int, error) { return 1, nil }
+	ctx := context.Background()
+	_, first := p.Execute(ctx, fn)
+	require.ErrorIs(t, first, pipeline.ErrDependencyUnavailable)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = p.Execute(ctx, fn) }))
+	_, again := p.Execute(ctx, fn)
+	assert.Same(t, first, again, "the refusals of one millisecond share their error")
+	clock.Advance(time.Millisecond)
+	_, later := p.Execute(ctx, fn)
+	assert.NotSame(t, first, later, "a refusal a millisecond later tells its own hint")
+	assert.Equal(t, first.(*pipeline.StopError).RetryAfter-time.Millisecond, later.(*pipeline.StopError).RetryAfter)
+}

@@ -59,7 +59,7 @@ func (b *Breaker) admitRamp(now instant) (Ticket, time.Duration, bool) {
 		return Ticket{start: now, id: rampTicket | b.ramps}, 0, true
 	}
 	wait := max(b.rampStart.Add(b.rampLength).Sub(now), 0)
-	b.emit(Rejection{State: Recovering, RetryAfter: wait, At: b.at(now)})
+	b.reject(Recovering, wait, now)
 	return Ticket{}, wait, false
 }
 

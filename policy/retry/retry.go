@@ -208,7 +208,8 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 	if isStop && attempts == 0 && e.RetryAfter == inner.RetryAfter && inner.Attempts == 0 && inner.Err == nil && inner.Cause == nil {
 		return p.stop(next, r, inner) // nothing to add: the refusal as it came, with no allocation
 	}
-	return p.stop(next, r, &e)
+	stop := e // escapes: declared here, so that the path above allocates nothing
+	return p.stop(next, r, &stop)
 }
 
 // sleep waits d on clock and reports true, or returns false as soon as ctx is
