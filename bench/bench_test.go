@@ -129,6 +129,23 @@ func BenchmarkFloor(b *testing.B) {
 			<-done
 		}
 	})
+	// guard is what a guarded timeout must do at least, and a cooperative one
+	// need not: hand the work to a goroutine and wait for it or for the end of
+	// the timeout's context, whichever comes first.
+	b.Run("guard", func(b *testing.B) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			c, cancel := context.WithTimeout(ctx, bench.Timeout)
+			done := make(chan struct{})
+			go func() { close(done) }()
+			select {
+			case <-done:
+			case <-c.Done():
+			}
+			cancel()
+		}
+	})
 }
 
 // BenchmarkEmpty is a composition with no policies: the cost of executing
