@@ -166,7 +166,7 @@ func TestAdversary(t *testing.T) {
 			for time.Now().Before(deadline) {
 				call := new(adversaryCall)
 				calls.Add(1)
-				v, err, panicked := adversaryExecute(p, work(call, draw))
+				v, panicked, err := adversaryExecute(p, work(call, draw))
 				call.returned.Store(true)
 				returns.Add(1)
 				switch {
@@ -215,7 +215,7 @@ func TestAdversary(t *testing.T) {
 // adversaryExecute runs one call and returns what it panicked with, if it
 // did: the value the code panicked with, whether it reached the caller as it
 // was or as a *pipeline.PanicError from another goroutine.
-func adversaryExecute(p *pipeline.Pipeline[*adversaryValue], fn pipeline.Func[*adversaryValue]) (v *adversaryValue, err error, panicked any) {
+func adversaryExecute(p *pipeline.Pipeline[*adversaryValue], fn pipeline.Func[*adversaryValue]) (v *adversaryValue, panicked any, err error) {
 	defer func() {
 		panicked = recover()
 		if pe, ok := panicked.(*pipeline.PanicError); ok {
@@ -223,5 +223,5 @@ func adversaryExecute(p *pipeline.Pipeline[*adversaryValue], fn pipeline.Func[*a
 		}
 	}()
 	v, err = p.Execute(context.Background(), fn)
-	return v, err, nil
+	return v, nil, err
 }
