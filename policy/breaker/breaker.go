@@ -33,8 +33,12 @@ type Breaker struct {
 	epoch   time.Time
 	onEvent func(pipeline.Event)
 	// refused is the error of the latest refusal, shared by the refusals with
-	// the same hint (see refusal).
+	// the same hint (see sharedRefusal).
 	refused atomic.Pointer[pipeline.StopError]
+	// openUntil is until while the breaker is Open, and 0 otherwise: written
+	// under mu, read without it by admit, so that a breaker without a hook
+	// refuses during its break without taking the lock.
+	openUntil atomic.Int64
 
 	// mu is the breaker's one lock. It guards every field from here to queue,
 	// the two baselines and the recovery ramp included.
@@ -224,6 +228,12 @@ func (b *Breaker) reject(state State, wait time.Duration, now instant) {
 
 func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	now := b.now()
+	if until := instant(b.openUntil.Load()); now.Before(until) && b.onEvent == nil {
+		// Open, and no hook to tell of the refusal: nothing to change, so no
+		// lock to take. An open breaker under load must cost less than a
+		// healthy call.
+		return Ticket{}, until.Sub(now), false
+	}
 	b.mu.Lock()
 	now = b.observe(now)
 	t, ok = Ticket{start: now, id: ordinary}, true
@@ -248,6 +258,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 			return Ticket{}, wait, false
 		}
 		b.state = HalfOpen
+		b.openUntil.Store(0)
 		b.successes = 0
 		b.emit(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
 		fallthrough
@@ -423,6 +434,7 @@ func (b *Breaker) trip(now instant, cause Cause) {
 	b.served = b.cfg.jitter.apply(b.nominal, b.rng)
 	b.until = now.Add(b.served)
 	b.state = Open
+	b.openUntil.Store(int64(b.until))
 	b.clearEvidence()
 	b.emit(Transition{From: from, To: Open, Cause: cause, Break: b.served, At: b.at(now)})
 }

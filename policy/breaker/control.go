@@ -140,6 +140,7 @@ func (b *Breaker) Isolate() {
 	if b.state != Isolated {
 		from := b.state
 		b.state = Isolated
+		b.openUntil.Store(0)
 		b.clearEvidence()
 		b.emit(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: b.at(now)})
 	}
@@ -163,6 +164,7 @@ func (b *Breaker) Reset() {
 	now = b.observe(now)
 	from := b.state
 	b.state = Closed
+	b.openUntil.Store(0)
 	b.trips = 0
 	b.nominal, b.served, b.until = 0, 0, 0
 	b.clearEvidence()

@@ -250,3 +250,49 @@ func TestARefusalAllocatesNothing(t *testing.T) {
 	assert.NotSame(t, first, later, "a refusal a millisecond later tells its own hint")
 	assert.Equal(t, first.(*pipeline.StopError).RetryAfter-time.Millisecond, later.(*pipeline.StopError).RetryAfter)
 }
+
+// TestAnOpenBreakerWithoutAHookRefusesWithoutItsLock: the lock-free refusal of
+// a breaker nobody observes must agree with the locked one at every change of
+// state: the break's end, Reset, Isolate.
+func TestAnOpenBreakerWithoutAHookRefusesWithoutItsLock(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone, Clock: clock})
+	require.NoError(t, err)
+	trip := func() {
+		tk, err := b.Admit()
+		require.NoError(t, err)
+		b.Done(tk, outcome.Verdict{Kind: outcome.Transient})
+	}
+	hint := func() (time.Duration, bool) {
+		tk, err := b.Admit()
+		if err == nil {
+			b.Done(tk, outcome.Verdict{})
+			return 0, true
+		}
+		return err.(*pipeline.StopError).RetryAfter, false
+	}
+	trip()
+	d, admitted := hint()
+	require.False(t, admitted)
+	assert.Equal(t, breaker.DefaultBreakDuration, d)
+	clock.Advance(breaker.DefaultBreakDuration - time.Second)
+	d, _ = hint()
+	assert.Equal(t, time.Second, d)
+	clock.Advance(time.Second)
+	_, admitted = hint()
+	assert.True(t, admitted, "the break is over: a probe")
+
+	trip() // a failing probe opens it again
+	b.Reset()
+	_, admitted = hint()
+	assert.True(t, admitted, "Reset closes it at once")
+
+	trip()
+	b.Isolate()
+	d, admitted = hint()
+	assert.False(t, admitted)
+	assert.Zero(t, d, "isolated: no hint")
+	clock.Advance(time.Hour)
+	_, admitted = hint()
+	assert.False(t, admitted, "isolation outlasts any break")
+}

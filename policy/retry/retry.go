@@ -190,7 +190,10 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 		return p.stop(next, r, interrupted(ctx, attempts, last.Err))
 	}
 	e := pipeline.StopError{Stage: stage, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
-	inner, isStop := errors.AsType[*pipeline.StopError](refusal.Err)
+	inner, isStop := refusal.Err.(*pipeline.StopError) // as stages return it; else look deeper
+	if !isStop {
+		inner, isStop = errors.AsType[*pipeline.StopError](refusal.Err)
+	}
 	if isStop {
 		e.Stage, e.Reason, e.RetryAfter = inner.Stage, inner.Reason, inner.RetryAfter
 	}
