@@ -8,6 +8,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 func newFake(t *testing.T, cfg Config) (*Budget, *clockwork.FakeClock) {
@@ -172,27 +174,6 @@ func TestZeroBudgetPanicsNamingNew(t *testing.T) {
 func TestZeroBudgetPanicLeavesNothingLocked(t *testing.T) {
 	b := &Budget{}
 	assert.PanicsWithValue(t, zeroPanic, func() { b.Withdraw() })
-	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { b.Tokens() }))
-	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { b.Deposit() }))
-}
-
-// panicElsewhere calls f on another goroutine and returns what it panicked
-// with (nil if it returned). It fails the test if f has not finished after a
-// generous watchdog, which only a blocked lock would explain.
-func panicElsewhere(t *testing.T, f func()) any {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	watchdog := time.NewTimer(10 * time.Second)
-	defer watchdog.Stop()
-	select {
-	case v := <-done:
-		return v
-	case <-watchdog.C:
-		t.Fatal("the call blocked: a recovered panic left a lock held")
-		return nil
-	}
+	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Tokens() }))
+	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Deposit() }))
 }

@@ -2,13 +2,14 @@ package budget_test
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // extremeFloats are the seeds of every float field: its edges and the values
@@ -58,13 +59,13 @@ func FuzzConfig(f *testing.F) {
 			Capacity:          capacity,
 			Clock:             clock,
 		}
-		err := validate(t, cfg)
+		err := testcheck.Validate(t, cfg, cfg.Validate)
 		b, errNew := budget.New(cfg)
 		if (err == nil) != (errNew == nil) {
 			t.Fatalf("Validate() = %v but New returned %v for %+v", err, errNew, cfg)
 		}
 		if err != nil {
-			blames(t, err, map[string]bool{
+			testcheck.Blames(t, err, map[string]bool{
 				"Config.DepositPerSuccess": deposit != 0,
 				"Config.RefillPerSecond":   refill != 0,
 				"Config.Horizon":           horizon != 0,
@@ -110,34 +111,4 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
-}
-
-// validate calls cfg.Validate, failing the test with cfg if it panics.
-func validate(t *testing.T, cfg budget.Config) (err error) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Validate panicked on %+v: %v", cfg, p)
-		}
-	}()
-	return cfg.Validate()
-}
-
-// blames checks that err, and each error joined in it, names at least one of
-// the fields of set whose value is true: the fields the caller set.
-func blames(t *testing.T, err error, set map[string]bool) {
-	t.Helper()
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok { // errors.Join
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		named := false
-		for field, isSet := range set {
-			named = named || (isSet && strings.Contains(e.Error(), field))
-		}
-		if !named {
-			t.Fatalf("error %q names none of the fields set: %v", e, set)
-		}
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 func newFakeEstimator(t *testing.T, cfg Config) (*Estimator, *clockwork.FakeClock) {
@@ -121,27 +123,6 @@ func TestZeroEstimatorPanicsNamingNew(t *testing.T) {
 func TestZeroEstimatorPanicLeavesNothingLocked(t *testing.T) {
 	e := new(Estimator)
 	assert.PanicsWithValue(t, zeroPanic, func() { e.Record(0, time.Millisecond) })
-	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { e.Quantile(0, 0.95) }))
-	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { e.Record(0, time.Millisecond) }))
-}
-
-// panicElsewhere calls f on another goroutine and returns what it panicked
-// with (nil if it returned). It fails the test if f has not finished after a
-// generous watchdog, which only a blocked lock would explain.
-func panicElsewhere(t *testing.T, f func()) any {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	watchdog := time.NewTimer(10 * time.Second)
-	defer watchdog.Stop()
-	select {
-	case v := <-done:
-		return v
-	case <-watchdog.C:
-		t.Fatal("the call blocked: a recovered panic left a lock held")
-		return nil
-	}
+	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { e.Quantile(0, 0.95) }))
+	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { e.Record(0, time.Millisecond) }))
 }

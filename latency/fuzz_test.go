@@ -2,13 +2,14 @@ package latency_test
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/latency"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // FuzzConfig checks latency.Config.Validate and the Estimator a valid Config
@@ -40,13 +41,13 @@ func FuzzConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, window int64, slices int, sample int64, q float64, step int64, shifts []byte) {
 		clock := clockwork.NewFakeClock()
 		cfg := latency.Config{Window: time.Duration(window), Slices: slices, Clock: clock}
-		err := validate(t, cfg)
+		err := testcheck.Validate(t, cfg, cfg.Validate)
 		e, errNew := latency.New(cfg)
 		if (err == nil) != (errNew == nil) {
 			t.Fatalf("Validate() = %v but New returned %v for %+v", err, errNew, cfg)
 		}
 		if err != nil {
-			blames(t, err, map[string]bool{"Config.Window": window != 0, "Config.Slices": slices != 0})
+			testcheck.Blames(t, err, map[string]bool{"Config.Window": window != 0, "Config.Slices": slices != 0})
 			return
 		}
 		span := cfg.Window
@@ -84,34 +85,4 @@ func check(t *testing.T, e *latency.Estimator, q float64, recorded int) int {
 		t.Fatalf("Quantile(%v) = %v, %d after %d samples", q, d, n, recorded)
 	}
 	return n
-}
-
-// validate calls cfg.Validate, failing the test with cfg if it panics.
-func validate(t *testing.T, cfg latency.Config) (err error) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Validate panicked on %+v: %v", cfg, p)
-		}
-	}()
-	return cfg.Validate()
-}
-
-// blames checks that err, and each error joined in it, names at least one of
-// the fields of set whose value is true: the fields the caller set.
-func blames(t *testing.T, err error, set map[string]bool) {
-	t.Helper()
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok { // errors.Join
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		named := false
-		for field, isSet := range set {
-			named = named || (isSet && strings.Contains(e.Error(), field))
-		}
-		if !named {
-			t.Fatalf("error %q names none of the fields set: %v", e, set)
-		}
-	}
 }

@@ -3,13 +3,14 @@ package registry_test
 import (
 	"cmp"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/registry"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // FuzzConfig checks registry.Config.Validate and the Registry a valid Config
@@ -52,13 +53,13 @@ func FuzzConfig(f *testing.F) {
 			}
 			delete(built, v)
 		}
-		err := validate(t, cfg)
+		err := testcheck.Validate(t, cfg, cfg.Validate)
 		reg, errNew := registry.New(cfg)
 		if (err == nil) != (errNew == nil) {
 			t.Fatalf("Validate() = %v but New returned %v for %+v", err, errNew, cfg)
 		}
 		if err != nil {
-			blames(t, err, map[string]bool{"Config.New": !hasNew, "Config.MaxKeys": maxKeys != 0, "Config.IdleAfter": idle != 0})
+			testcheck.Blames(t, err, map[string]bool{"Config.New": !hasNew, "Config.MaxKeys": maxKeys != 0, "Config.IdleAfter": idle != 0})
 			return
 		}
 		limit := cmp.Or(maxKeys, registry.DefaultMaxKeys)
@@ -82,34 +83,4 @@ func FuzzConfig(f *testing.F) {
 			}
 		}
 	})
-}
-
-// validate calls cfg.Validate, failing the test with cfg if it panics.
-func validate(t *testing.T, cfg registry.Config[byte, *byte]) (err error) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Validate panicked on %+v: %v", cfg, p)
-		}
-	}()
-	return cfg.Validate()
-}
-
-// blames checks that err, and each error joined in it, names at least one of
-// the fields of set whose value is true: the fields the caller set.
-func blames(t *testing.T, err error, set map[string]bool) {
-	t.Helper()
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok { // errors.Join
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		named := false
-		for field, isSet := range set {
-			named = named || (isSet && strings.Contains(e.Error(), field))
-		}
-		if !named {
-			t.Fatalf("error %q names none of the fields set: %v", e, set)
-		}
-	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // step is one row of a state-machine table: an operation and the state read after it.
@@ -303,27 +305,6 @@ func TestZeroBreakerPanicsNamingNew(t *testing.T) {
 func TestZeroBreakerPanicLeavesNothingLocked(t *testing.T) {
 	b := new(breaker.Breaker)
 	assert.PanicsWithValue(t, zeroPanic, func() { b.Done(breaker.Ticket{}, fail) })
-	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { b.Snapshot() }))
-	assert.Equal(t, zeroPanic, panicElsewhere(t, func() { _, _ = b.Admit() }))
-}
-
-// panicElsewhere calls f on another goroutine and returns what it panicked
-// with (nil if it returned). It fails the test if f has not finished after a
-// generous watchdog, which only a blocked lock would explain.
-func panicElsewhere(t *testing.T, f func()) any {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	watchdog := time.NewTimer(10 * time.Second)
-	defer watchdog.Stop()
-	select {
-	case v := <-done:
-		return v
-	case <-watchdog.C:
-		t.Fatal("the call blocked: a recovered panic left a lock held")
-		return nil
-	}
+	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Snapshot() }))
+	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { _, _ = b.Admit() }))
 }

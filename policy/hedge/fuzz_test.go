@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"math"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -13,6 +12,8 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/hedge"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // FuzzConfig checks hedge.Config.Validate and the stage a valid Config builds,
@@ -55,13 +56,13 @@ func FuzzConfig(f *testing.F) {
 				MaxAttempts: maxAttempts,
 				Repeatable:  true,
 			}
-			err = validate(t, cfg)
+			err = testcheck.Validate(t, cfg, cfg.Validate)
 			p, errNew := hedge.New[int](cfg)
 			if (err == nil) != (errNew == nil) {
 				t.Fatalf("Validate() = %v but New returned %v for %+v", err, errNew, cfg)
 			}
 			if err != nil {
-				blames(t, err, map[string]bool{
+				testcheck.Blames(t, err, map[string]bool{
 					"Config.Quantile":    quantile != 0,
 					"Config.MinDelay":    minDelay != 0,
 					"Config.MinSamples":  minSamples != 0,
@@ -104,34 +105,4 @@ func FuzzConfig(f *testing.F) {
 			}
 		})
 	})
-}
-
-// validate calls cfg.Validate, failing the test with cfg if it panics.
-func validate(t *testing.T, cfg hedge.Config) (err error) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Validate panicked on %+v: %v", cfg, p)
-		}
-	}()
-	return cfg.Validate()
-}
-
-// blames checks that err, and each error joined in it, names at least one of
-// the fields of set whose value is true: the fields the caller set.
-func blames(t *testing.T, err error, set map[string]bool) {
-	t.Helper()
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok { // errors.Join
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		named := false
-		for field, isSet := range set {
-			named = named || (isSet && strings.Contains(e.Error(), field))
-		}
-		if !named {
-			t.Fatalf("error %q names none of the fields set: %v", e, set)
-		}
-	}
 }

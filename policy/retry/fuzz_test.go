@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/retry"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // extremeDurations are the seeds of every duration field.
@@ -63,10 +64,10 @@ func FuzzExponential(f *testing.F) {
 			Max:           time.Duration(maxDelay),
 			Jitter:        retry.Jitter(jitter),
 		}
-		err := validate(t, e.Validate)
+		err := testcheck.Validate(t, e, e.Validate)
 		checkConfig(t, err, e)
 		if err != nil {
-			blames(t, err, map[string]bool{
+			testcheck.Blames(t, err, map[string]bool{
 				"Exponential.Base":          base != 0,
 				"Exponential.ThrottledBase": throttledBase != 0,
 				"Exponential.Factor":        factor != 0,
@@ -118,10 +119,10 @@ func FuzzConstant(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, interval, maxDelay int64, jitter uint8, hint int64, seed uint64) {
 		c := retry.Constant{Interval: time.Duration(interval), Max: time.Duration(maxDelay), Jitter: retry.Jitter(jitter)}
-		err := validate(t, c.Validate)
+		err := testcheck.Validate(t, c, c.Validate)
 		checkConfig(t, err, c)
 		if err != nil {
-			blames(t, err, map[string]bool{
+			testcheck.Blames(t, err, map[string]bool{
 				"Constant.Interval": interval != 0,
 				"Constant.Max":      maxDelay != 0,
 				"Constant.Jitter":   jitter != 0,
@@ -172,13 +173,13 @@ func FuzzConfig(f *testing.F) {
 		if nilFunc {
 			cfg.Backoff = retry.BackoffFunc(nil)
 		}
-		err := validate(t, cfg.Validate)
+		err := testcheck.Validate(t, cfg, cfg.Validate)
 		stage, errNew := retry.New[int](cfg)
 		if (err == nil) != (errNew == nil) {
 			t.Fatalf("Validate() = %v but New returned %v for %+v", err, errNew, cfg)
 		}
 		if err != nil {
-			blames(t, err, map[string]bool{
+			testcheck.Blames(t, err, map[string]bool{
 				"Config.MaxAttempts":  maxAttempts != 0,
 				"Config.RefusalPause": pause != 0,
 				"Config.Backoff":      nilFunc,
@@ -295,34 +296,4 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-// validate calls validate, failing the test if it panics.
-func validate(t *testing.T, validate func() error) (err error) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Validate panicked: %v", p)
-		}
-	}()
-	return validate()
-}
-
-// blames checks that err, and each error joined in it, names at least one of
-// the fields of set whose value is true: the fields the caller set.
-func blames(t *testing.T, err error, set map[string]bool) {
-	t.Helper()
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok { // errors.Join
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		named := false
-		for field, isSet := range set {
-			named = named || (isSet && strings.Contains(e.Error(), field))
-		}
-		if !named {
-			t.Fatalf("error %q names none of the fields set: %v", e, set)
-		}
-	}
 }

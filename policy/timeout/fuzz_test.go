@@ -12,6 +12,8 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/timeout"
+
+	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
 // FuzzConfig checks timeout.Config.Validate and the stage a valid Config
@@ -37,7 +39,7 @@ func FuzzConfig(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, limit int64, guard bool, grace int64, work int64, ignore bool) {
 		cfg := timeout.Config{Timeout: time.Duration(limit), Guard: guard, Grace: time.Duration(grace)}
-		err := validate(t, cfg)
+		err := testcheck.Validate(t, cfg, cfg.Validate)
 		stage, errNew := timeout.New[int](cfg)
 		if (err == nil) != (errNew == nil) {
 			t.Fatalf("Validate() = %v but New returned %v for %+v", err, errNew, cfg)
@@ -96,15 +98,4 @@ func checkDeadline(t *testing.T, err error, elapsed, want time.Duration) {
 	if elapsed != want {
 		t.Fatalf("the deadline stop came after %v, want %v", elapsed, want)
 	}
-}
-
-// validate calls cfg.Validate, failing the test with cfg if it panics.
-func validate(t *testing.T, cfg timeout.Config) (err error) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("Validate panicked on %+v: %v", cfg, p)
-		}
-	}()
-	return cfg.Validate()
 }
