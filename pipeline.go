@@ -120,13 +120,6 @@ func isNil(p any) bool {
 	return false
 }
 
-// isNilValue reports whether v, an option's value (a function or an
-// interface), is nil.
-func isNilValue[V any](v V) bool {
-	rv := reflect.ValueOf(&v).Elem()
-	return rv.IsNil()
-}
-
 // With returns a copy of p that also uses the options set in o: every field of
 // o that is not nil replaces p's, and every nil field keeps what p had, so that
 // p.With(a).With(b) has the settings of a and of b (b's where both set one).
@@ -134,20 +127,25 @@ func isNilValue[V any](v V) bool {
 // [New].
 func (p *Pipeline[T]) With(o Options[T]) *Pipeline[T] {
 	q := *p
-	set(&q.classifier, o.Classifier)
-	set(&q.onEvent, o.OnEvent)
-	set(&q.clock, o.Clock)
-	set(&q.release, o.Release)
-	set(&q.whenReleased, o.WhenReleased)
-	set(&q.describe, o.Describe)
-	return &q
-}
-
-// set replaces *dst with v unless v is nil.
-func set[V any](dst *V, v V) {
-	if !isNilValue(v) {
-		*dst = v
+	if o.Classifier != nil {
+		q.classifier = o.Classifier
 	}
+	if o.OnEvent != nil {
+		q.onEvent = o.OnEvent
+	}
+	if o.Clock != nil {
+		q.clock = o.Clock
+	}
+	if o.Release != nil {
+		q.release = o.Release
+	}
+	if o.WhenReleased != nil {
+		q.whenReleased = o.WhenReleased
+	}
+	if o.Describe != nil {
+		q.describe = o.Describe
+	}
+	return &q
 }
 
 var (
