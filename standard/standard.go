@@ -1,0 +1,203 @@
+package standard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/policy/timeout"
+)
+
+// Defaults of the two timeouts, which have no default in package timeout.
+const (
+	// DefaultTimeout bounds a whole call, its retries and the reading of its
+	// value included: the total request timeout of .NET's standard resilience
+	// handler.
+	DefaultTimeout = 30 * time.Second
+	// DefaultAttemptTimeout bounds each attempt, and each copy of a hedged
+	// one: .NET's attempt timeout. A third of the whole call leaves room for a
+	// retry after an attempt that hung.
+	DefaultAttemptTimeout = 10 * time.Second
+)
+
+// Config configures the standard pipeline of one dependency. Its zero value is
+// the recommended pipeline with every default. Each field overrides the stage
+// it names; the shared state (one budget, one estimator, one breaker) is wired
+// by New, so the fields that would wire it by hand are refused.
+type Config struct {
+	// Timeout bounds the whole call. Zero means [DefaultTimeout].
+	Timeout time.Duration
+	// AttemptTimeout bounds each attempt. Zero means [DefaultAttemptTimeout],
+	// or half of Timeout if that is shorter; it must be shorter than Timeout,
+	// or a timed-out attempt would leave no time to retry.
+	AttemptTimeout time.Duration
+	// Retry configures the retry stage; its Budget must be nil (the pipeline's
+	// budget is Budget's).
+	Retry retry.Config
+	// Budget configures the one budget that pays for retries and hedges.
+	Budget budget.Config
+	// Breaker configures the breaker. Its Recovery nil means a recovery ramp
+	// with every default (see NoRecovery).
+	Breaker breaker.Config
+	// NoRecovery turns the breaker's recovery ramp off: it then closes as soon
+	// as its probes succeed.
+	NoRecovery bool
+	// Hedge configures the hedge stage, which sends a second copy of a
+	// repeatable call (see hedge.Repeatable) still running at the p95 of recent
+	// latency. Its Breaker, Budget and Estimator must be nil: New wires the
+	// pipeline's own.
+	Hedge hedge.Config
+	// NoHedge leaves the hedge stage out.
+	NoHedge bool
+	// Estimator configures the latency estimator the hedge reads.
+	Estimator latency.Config
+	// Clock is the clock of every stage and of the shared state. Nil means
+	// real time.
+	Clock clockwork.Clock
+}
+
+// Validate reports every setting that cannot work, each naming its field,
+// joined into one error; nil for a usable Config.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("standard: Config."+format, args...))
+	}
+	if c.Timeout < 0 {
+		bad("Timeout must not be negative (0 means the default %v), got %v", DefaultTimeout, c.Timeout)
+	}
+	if c.AttemptTimeout < 0 {
+		bad("AttemptTimeout must not be negative (0 means the default %v), got %v", DefaultAttemptTimeout, c.AttemptTimeout)
+	}
+	if total, attempt := c.timeouts(); c.AttemptTimeout > 0 && attempt >= total {
+		bad("AttemptTimeout must be shorter than the whole call's Timeout (%v), got %v", total, attempt)
+	}
+	if c.NoRecovery && c.Breaker.Recovery != nil {
+		bad("NoRecovery is set, and so is Breaker.Recovery: choose one")
+	}
+	if c.Retry.Budget != nil {
+		bad("Retry.Budget must be nil: the pipeline's budget is configured by Config.Budget")
+	}
+	if c.Hedge.Breaker != nil || c.Hedge.Budget != nil || c.Hedge.Estimator != nil {
+		bad("Hedge.Breaker, Hedge.Budget and Hedge.Estimator must be nil: the pipeline wires its own")
+	}
+	for _, err := range []error{c.Retry.Validate(), c.Budget.Validate(), c.breaker().Validate(), c.Hedge.Validate(), c.Estimator.Validate()} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// timeouts returns the whole call's timeout and the attempt's, with their
+// defaults.
+func (c Config) timeouts() (total, attempt time.Duration) {
+	total = c.Timeout
+	if total == 0 {
+		total = DefaultTimeout
+	}
+	attempt = c.AttemptTimeout
+	if attempt == 0 {
+		attempt = min(DefaultAttemptTimeout, total/2)
+	}
+	return total, attempt
+}
+
+// breaker is the breaker's configuration, with the ramp on unless turned off
+// and the pipeline's clock.
+func (c Config) breaker() breaker.Config {
+	b := c.Breaker
+	if b.Recovery == nil && !c.NoRecovery {
+		b.Recovery = &breaker.Recovery{}
+	}
+	if b.Clock == nil {
+		b.Clock = c.Clock
+	}
+	return b
+}
+
+// Pipeline is the standard pipeline of one dependency, with the state its
+// stages share, for health checks and tests: read the breaker's Snapshot, the
+// budget's Tokens, the estimator's Quantile. Execute it as any pipeline; it is
+// safe for concurrent use.
+type Pipeline[T any] struct {
+	*pipeline.Pipeline[T]
+	Breaker   *breaker.Breaker
+	Budget    *budget.Budget
+	Estimator *latency.Estimator
+}
+
+// New builds the recommended pipeline for one dependency, T written once:
+//
+//	timeout (Timeout) -> retry (paid by Budget) -> breaker -> hedge -> timeout (AttemptTimeout) -> fn
+//
+// The retry and the hedge share one budget; the hedge reads and feeds one
+// estimator and sends no copy while the breaker is under pressure. It returns
+// an error naming every setting of cfg that cannot work.
+func New[T any](cfg Config) (*Pipeline[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	total, attempt := cfg.timeouts()
+	bud := cfg.Budget
+	if bud.Clock == nil {
+		bud.Clock = cfg.Clock
+	}
+	funds, err := budget.New(bud)
+	if err != nil {
+		return nil, err
+	}
+	brk, err := breaker.New(cfg.breaker())
+	if err != nil {
+		return nil, err
+	}
+	est := cfg.Estimator
+	if est.Clock == nil {
+		est.Clock = cfg.Clock
+	}
+	reads, err := latency.New(est)
+	if err != nil {
+		return nil, err
+	}
+	r := cfg.Retry
+	r.Budget = funds
+	retries, err := retry.New[T](r)
+	if err != nil {
+		return nil, err
+	}
+	whole, err := timeout.New[T](timeout.Config{Timeout: total})
+	if err != nil {
+		return nil, err
+	}
+	each, err := timeout.New[T](timeout.Config{Timeout: attempt})
+	if err != nil {
+		return nil, err
+	}
+	stages := []pipeline.Policy[T]{whole, retries, breaker.Guard[T](brk)}
+	if !cfg.NoHedge {
+		h := cfg.Hedge
+		h.Breaker, h.Budget, h.Estimator = brk, funds, reads
+		if h.Clock == nil {
+			h.Clock = cfg.Clock
+		}
+		hedges, err := hedge.New[T](h)
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, hedges)
+	}
+	stages = append(stages, each)
+	p := pipeline.New(stages...)
+	if cfg.Clock != nil {
+		p = p.With(pipeline.Options[T]{Clock: cfg.Clock})
+	}
+	return &Pipeline[T]{Pipeline: p, Breaker: brk, Budget: funds, Estimator: reads}, nil
+}
