@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/retry"
 )
 
 // TestManyGoroutinesShareOnePipeline runs 16 goroutines of 10 calls each
@@ -54,15 +51,5 @@ func TestManyGoroutinesShareOnePipeline(t *testing.T) {
 	}
 	wg.Wait()
 
-	for _, rec := range tr.produced(-1) {
-		assert.EqualValues(t, 1, rec.closes.Load(), "call %d: a %d response's body was closed %d times", rec.call, rec.status, rec.closes.Load())
-	}
-	t.Logf("%d responses on %d connections; %d hedges, %d retries",
-		len(tr.produced(-1)), srv.accepted(), events.count(hedge.Hedged{}.Name()), events.count(retry.Scheduled{}.Name()))
-
-	tr.CloseIdleConnections()
-	assert.Eventually(t, func() bool { return srv.openConns() == 0 }, eventually, tick,
-		"the server still has connections open")
-	srv.Close()
-	assertNoLeakedGoroutines(t, goroutines)
+	assertAllClosed(t, tr, srv, &events, goroutines)
 }

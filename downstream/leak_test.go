@@ -63,17 +63,7 @@ func TestEveryDiscardedResponseIsClosed(t *testing.T) {
 		require.Positive(t, seen[retried], "no call had a 503 that a retry replaced")
 		require.Positive(t, seen[lostRace], "no call had a 503 that lost a hedge race")
 
-		for _, rec := range tr.produced(-1) {
-			assert.EqualValues(t, 1, rec.closes.Load(), "call %d: a %d response's body was closed %d times", rec.call, rec.status, rec.closes.Load())
-		}
-		t.Logf("%d responses on %d connections; %d hedges, %d retries",
-			len(tr.produced(-1)), srv.accepted(), events.count(hedge.Hedged{}.Name()), events.count(retry.Scheduled{}.Name()))
-
-		tr.CloseIdleConnections()
-		assert.Eventually(t, func() bool { return srv.openConns() == 0 }, eventually, tick,
-			"the server still has connections open")
-		srv.Close()
-		assertNoLeakedGoroutines(t, goroutines)
+		assertAllClosed(t, tr, srv, &events, goroutines)
 	})
 
 	t.Run("without Release", func(t *testing.T) {
@@ -118,6 +108,23 @@ func TestEveryDiscardedResponseIsClosed(t *testing.T) {
 		assert.Eventually(t, func() bool { return srv.openConns() == 0 }, eventually, tick,
 			"the server still has connections open")
 	})
+}
+
+// assertAllClosed ends a test: every response the transport produced was
+// closed exactly once, the server is left with no open connection once the
+// idle ones are closed, and no goroutine outlives the calls.
+func assertAllClosed(t *testing.T, tr *countingTransport, srv *server, events *eventLog, goroutines int) {
+	t.Helper()
+	for _, rec := range tr.produced(-1) {
+		assert.EqualValues(t, 1, rec.closes.Load(), "call %d: a %d response's body was closed %d times", rec.call, rec.status, rec.closes.Load())
+	}
+	t.Logf("%d responses on %d connections; %d hedges, %d retries",
+		len(tr.produced(-1)), srv.accepted(), events.count(hedge.Hedged{}.Name()), events.count(retry.Scheduled{}.Name()))
+	tr.CloseIdleConnections()
+	assert.Eventually(t, func() bool { return srv.openConns() == 0 }, eventually, tick,
+		"the server still has connections open")
+	srv.Close()
+	assertNoLeakedGoroutines(t, goroutines)
 }
 
 // assertNoLeakedGoroutines waits until no more goroutines run than the

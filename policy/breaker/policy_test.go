@@ -162,11 +162,7 @@ func TestPanickingHookOnProbeSuccessRecordsOnce(t *testing.T) {
 		ProbeSuccesses:      1,
 		BreakJitter:         breaker.JitterNone,
 		Clock:               clock,
-		OnEvent: func(e pipeline.Event) {
-			if tr, isTr := e.(breaker.Transition); isTr && tr.To == breaker.Closed {
-				panic("hook")
-			}
-		},
+		OnEvent:             panicOnTransitionTo(breaker.Closed),
 	})
 	require.NoError(t, err)
 	p := pipeline.New(breaker.Guard[int](b))
@@ -183,6 +179,16 @@ func TestPanickingHookOnProbeSuccessRecordsOnce(t *testing.T) {
 	assert.Equal(t, 0, s.Trips)
 }
 
+// panicOnTransitionTo is a breaker hook that panics with "hook" on every
+// transition to state to.
+func panicOnTransitionTo(to breaker.State) func(pipeline.Event) {
+	return func(e pipeline.Event) {
+		if tr, isTr := e.(breaker.Transition); isTr && tr.To == to {
+			panic("hook")
+		}
+	}
+}
+
 // TestPanickingHookDuringAdmitFreesProbeSlot: the hook panics on the
 // Open -> HalfOpen transition that an admission raised. The admission never
 // reached its caller, so its probe slot must be free at once, not held for a
@@ -195,11 +201,7 @@ func TestPanickingHookDuringAdmitFreesProbeSlot(t *testing.T) {
 				ConsecutiveFailures: 1,
 				BreakJitter:         breaker.JitterNone,
 				Clock:               clock,
-				OnEvent: func(e pipeline.Event) {
-					if tr, isTr := e.(breaker.Transition); isTr && tr.To == breaker.HalfOpen {
-						panic("hook")
-					}
-				},
+				OnEvent:             panicOnTransitionTo(breaker.HalfOpen),
 			})
 			require.NoError(t, err)
 			tk, err := b.Admit()
