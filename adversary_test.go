@@ -101,7 +101,7 @@ func TestAdversary(t *testing.T) {
 		breaker.Guard[*adversaryValue](brk),
 		must(hedge.New[*adversaryValue](hedge.Config{Estimator: est, Budget: funds, MinDelay: time.Millisecond, Repeatable: true})),
 	).With(pipeline.Options[*adversaryValue]{
-		OnEvent: func(pipeline.Event) {
+		OnEvent: func(pipeline.Source, pipeline.Event) {
 			if pipelineHook.Add(1)%97 == 0 {
 				panic(hookPanic)
 			}

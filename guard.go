@@ -96,7 +96,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 		return p.finishGuarded(ctx, g, start, attempt)
 	}
 	if p.onEvent != nil {
-		p.onEvent(Abandoned{Attempt: attempt, Grace: grace})
+		p.onEvent(p.own(), Abandoned{Attempt: attempt, Grace: grace})
 	}
 	var zero T
 	return p.result(ctx, zero, &abandonedError{ctxErr: ctx.Err(), cause: context.Cause(ctx)}, attempt, start)
@@ -151,7 +151,7 @@ func (g *guard[T]) late() {
 	g.recycle()
 	contain("Release", func() { p.discard(v) })
 	if p.onEvent != nil {
-		contain("OnEvent", func() { p.onEvent(LateReturn{Attempt: attempt, After: after}) })
+		contain("OnEvent", func() { p.onEvent(p.own(), LateReturn{Attempt: attempt, After: after}) })
 	}
 	if panicked != nil && panicked.Value != ErrGoexit {
 		panic(panicked)

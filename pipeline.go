@@ -45,11 +45,15 @@ type Options[T any] struct {
 	// and errors marked at their source, and before the built-in rules. It can
 	// classify returned values as well as errors. Nil means none.
 	Classifier outcome.Classifier[T]
-	// OnEvent receives every event the pipeline's stages emit, on the goroutine
-	// that emitted it, never while a stage holds a lock. It may be called
-	// concurrently and must be safe for that. Nil means no hook; events are then
-	// not even built.
-	OnEvent func(Event)
+	// Name names the pipeline, typically after the dependency it calls
+	// ("payments", "api.example.com:443"). It labels the pipeline's events
+	// ([Source].Pipeline). Empty means unnamed.
+	Name string
+	// OnEvent receives every event the pipeline's stages emit, with its
+	// [Source], on the goroutine that emitted it, never while a stage holds a
+	// lock. It may be called concurrently and must be safe for that. Nil means
+	// no hook; events are then not even built.
+	OnEvent func(Source, Event)
 	// Clock measures attempt durations and paces stages that wait, such as a
 	// retry's backoff. Nil means real time.
 	Clock clockwork.Clock
@@ -80,8 +84,11 @@ type Options[T any] struct {
 // once, and share it: it is immutable and safe for concurrent use.
 type Pipeline[T any] struct {
 	policies     []Policy[T]
+	stages       []StageInfo // what each policy says of itself
+	name         string
+	sources      []Source // of each stage's events, then of the pipeline's own
 	classifier   outcome.Classifier[T]
-	onEvent      func(Event)
+	onEvent      func(Source, Event)
 	clock        clockwork.Clock
 	release      func(T)
 	whenReleased func(T, func()) T
@@ -91,20 +98,31 @@ type Pipeline[T any] struct {
 
 // New composes policies into a pipeline, the first one outermost: New(a, b).
 // Execute(ctx, fn) runs a, which runs b, which runs fn. With no policies, Execute
-// runs fn once. New panics, naming the position, if a policy is nil; that is a
-// programming error, typically a stage whose constructor's error was ignored.
+// runs fn once.
+//
+// New panics, naming the position, if a policy is nil: that is a programming
+// error, typically a stage whose constructor's error was ignored. It also
+// panics if [Check] finds a composition of the Error severity, such as an
+// inner timeout that can never fire; call Check first when the stages come
+// from settings read at run time.
 func New[T any](policies ...Policy[T]) *Pipeline[T] {
 	for i, p := range policies {
 		if isNil(p) {
 			panic(fmt.Sprintf("pipeline: New: policy %d of %d is nil", i+1, len(policies)))
 		}
 	}
+	stages := describe(policies)
+	if err := refuse(check(stages)); err != nil {
+		panic("pipeline: New: " + err.Error())
+	}
 	p := &Pipeline[T]{
 		policies: append([]Policy[T](nil), policies...),
+		stages:   stages,
 		clock:    clockwork.NewRealClock(),
 		guards:   new(sync.Pool),
 	}
 	p.guards.New = func() any { return newGuard[T](p.guards) }
+	p.label()
 	return p
 }
 
@@ -121,12 +139,16 @@ func isNil(p any) bool {
 }
 
 // With returns a copy of p that also uses the options set in o: every field of
-// o that is not nil replaces p's, and every nil field keeps what p had, so that
+// o that is set (not nil, not "") replaces p's, and every other keeps what p had, so that
 // p.With(a).With(b) has the settings of a and of b (b's where both set one).
 // p itself is unchanged. To drop a setting, build the pipeline again with
 // [New].
 func (p *Pipeline[T]) With(o Options[T]) *Pipeline[T] {
 	q := *p
+	if o.Name != "" {
+		q.name = o.Name
+		q.label()
+	}
 	if o.Classifier != nil {
 		q.classifier = o.Classifier
 	}

@@ -93,8 +93,13 @@ func (r Reason) sentinel() error {
 // deadline or cancellation, the context's cause are reachable through it with
 // errors.Is and errors.As.
 type StopError struct {
-	// Stage names the stage that stopped: "breaker", "retry", "timeout", ...
+	// Stage is the kind of stage that stopped: "breaker", "retry", "timeout",
+	// ...
 	Stage string
+	// Name is that stage's own name ([StageInfo].Name), typically the
+	// dependency's: in the standard pipeline every stage carries the name of
+	// the pipeline's dependency. "" if the stage has none.
+	Name string
 	// Reason says why.
 	Reason Reason
 	// RetryAfter is how long the stage expects the refusal to last (the rest of a
@@ -112,12 +117,16 @@ type StopError struct {
 	Cause error
 }
 
-// Error describes the stop: stage, reason, hint, attempts and last error.
+// Error describes the stop: stage and its name, reason, hint, attempts and last
+// error.
 func (e *StopError) Error() string {
 	var b strings.Builder
 	b.WriteString("pipeline: ")
 	if e.Stage != "" {
 		b.WriteString(e.Stage)
+		if e.Name != "" {
+			fmt.Fprintf(&b, " %q", e.Name)
+		}
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Reason.String())
@@ -165,14 +174,15 @@ func (e *StopError) Unwrap() []error {
 
 // Interrupted returns the stop of a stage that gave up because ctx is done: a
 // Deadline stop if ctx's deadline passed, a Canceled one otherwise, with Cause
-// set to context.Cause(ctx). A stage that waits (for a backoff, a permit, a
-// slot) returns it, after filling in Attempts and Err if it counts them.
-func Interrupted(ctx context.Context, stage string) *StopError {
+// set to context.Cause(ctx), and the stage's kind and name. A stage that waits
+// (for a backoff, a permit, a slot) returns it, after filling in Attempts and
+// Err if it counts them.
+func Interrupted(ctx context.Context, stage StageInfo) *StopError {
 	reason := Canceled
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		reason = Deadline
 	}
-	return &StopError{Stage: stage, Reason: reason, Cause: context.Cause(ctx)}
+	return &StopError{Stage: stage.Kind, Name: stage.Name, Reason: reason, Cause: context.Cause(ctx)}
 }
 
 // ValueError is the error a stop carries for an attempt that returned a value

@@ -37,6 +37,7 @@ type Budget struct {
 	rate     float64 // units per nanosecond, which is tokens per second
 	capacity int64   // most units the bucket holds, >= unit
 	clock    clockwork.Clock
+	name     string
 
 	mu     sync.Mutex // guards tokens, frac and last
 	tokens int64      // balance in units at last, in [0, capacity]
@@ -65,9 +66,18 @@ func New(cfg Config) (*Budget, error) {
 		rate:     cfg.RefillPerSecond,
 		capacity: capacity,
 		clock:    clock,
+		name:     cfg.Name,
 		tokens:   capacity,
 		last:     clock.Now(),
 	}, nil
+}
+
+// Name returns the budget's name (Config.Name).
+func (b *Budget) Name() string {
+	if b == nil {
+		return ""
+	}
+	return b.name
 }
 
 // Deposit records one successful attempt: it adds DepositPerSuccess tokens, up to

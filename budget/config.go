@@ -27,6 +27,9 @@ const (
 // Settings that cannot work are refused by [Config.Validate] and [New] with an
 // error naming the field and its value.
 type Config struct {
+	// Name names the budget, typically after the dependency it serves, for
+	// telemetry and health endpoints (see Name). Empty means unnamed.
+	Name string
 	// DepositPerSuccess is the part of a token each successful attempt deposits,
 	// a fraction in (0, 1]. Zero means [DefaultDepositPerSuccess] (0.1).
 	DepositPerSuccess float64

@@ -32,7 +32,7 @@ import (
 const drainLimit = 64 << 10
 
 // httpOptions is the glue for T = *http.Response.
-func httpOptions(onEvent func(pipeline.Event)) pipeline.Options[*http.Response] {
+func httpOptions(onEvent func(pipeline.Source, pipeline.Event)) pipeline.Options[*http.Response] {
 	return pipeline.Options[*http.Response]{
 		// A response that arrived is judged by its status (a 503 is Transient,
 		// with its Retry-After hint); an error is left to the built-in rules.
@@ -131,7 +131,7 @@ type eventLog struct {
 	n  map[string]int
 }
 
-func (l *eventLog) record(e pipeline.Event) {
+func (l *eventLog) record(_ pipeline.Source, e pipeline.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.n == nil {

@@ -27,6 +27,9 @@ const (
 // default. Settings that cannot work are refused by [Config.Validate] and [New]
 // with an error naming each bad field and its value.
 type Config struct {
+	// Name names the estimator, typically after the dependency it serves, for
+	// telemetry and health endpoints (see Name). Empty means unnamed.
+	Name string
 	// Window is how far back the estimator looks: a positive duration. Zero
 	// means [DefaultWindow] (30 s). The history actually held is between
 	// Window - Window/Slices and Window (see [Window]).

@@ -24,6 +24,7 @@ type Estimator struct {
 	// Immutable after New.
 	clock clockwork.Clock // nil for real time, read without clockwork; see Now
 	epoch time.Time       // the clock's reading at New
+	name  string
 	// window is Config.Window with its default: always positive, so a zero
 	// window is an Estimator New did not build. Every method checks it first,
 	// before it takes mu.
@@ -43,7 +44,7 @@ func New(cfg Config) (*Estimator, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	e := &Estimator{clock: cfg.Clock, window: cfg.Window, w: *newWindow(cfg.Window, cfg.Slices)}
+	e := &Estimator{clock: cfg.Clock, name: cfg.Name, window: cfg.Window, w: *newWindow(cfg.Window, cfg.Slices)}
 	if e.clock == nil {
 		e.epoch = time.Now()
 	} else {
@@ -51,6 +52,9 @@ func New(cfg Config) (*Estimator, error) {
 	}
 	return e, nil
 }
+
+// Name returns the estimator's name (Config.Name).
+func (e *Estimator) Name() string { return e.name }
 
 // Now returns the time elapsed on the estimator's clock since the estimator was
 // built. On real time it reads only the monotonic clock (time.Since), which is

@@ -67,7 +67,7 @@ func (b *bulkhead) Execute(ctx context.Context, next pipeline.Next[int]) pipelin
 	case b.slots <- struct{}{}:
 	case <-ctx.Done():
 		return pipeline.Result[int]{
-			Err:     pipeline.Interrupted(ctx, "bulkhead"),
+			Err:     pipeline.Interrupted(ctx, pipeline.StageInfo{Kind: "bulkhead"}),
 			Verdict: outcome.Verdict{Kind: outcome.Permanent, Canceled: true},
 		}
 	}

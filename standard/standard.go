@@ -1,6 +1,7 @@
 package standard
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -33,6 +34,12 @@ const (
 // it names; the shared state (one budget, one estimator, one breaker) is wired
 // by New, so the fields that would wire it by hand are refused.
 type Config struct {
+	// Name names the dependency: the pipeline (pipeline.Options.Name), each of
+	// its stages and its breaker, budget and estimator carry it, so that their
+	// events and stop errors say which dependency they concern. A stage's own
+	// Name in Retry, Breaker, Hedge, Budget or Estimator wins over it. Empty
+	// means unnamed.
+	Name string
 	// Timeout bounds the whole call. Zero means [DefaultTimeout].
 	Timeout time.Duration
 	// AttemptTimeout bounds each attempt. Zero means [DefaultAttemptTimeout],
@@ -115,6 +122,7 @@ func (c Config) timeouts() (total, attempt time.Duration) {
 // and the pipeline's clock.
 func (c Config) breaker() breaker.Config {
 	b := c.Breaker
+	b.Name = cmp.Or(b.Name, c.Name)
 	if b.Recovery == nil && !c.NoRecovery {
 		b.Recovery = &breaker.Recovery{}
 	}
@@ -148,6 +156,7 @@ func New[T any](cfg Config) (*Pipeline[T], error) {
 	}
 	total, attempt := cfg.timeouts()
 	bud := cfg.Budget
+	bud.Name = cmp.Or(bud.Name, cfg.Name)
 	if bud.Clock == nil {
 		bud.Clock = cfg.Clock
 	}
@@ -160,6 +169,7 @@ func New[T any](cfg Config) (*Pipeline[T], error) {
 		return nil, err
 	}
 	est := cfg.Estimator
+	est.Name = cmp.Or(est.Name, cfg.Name)
 	if est.Clock == nil {
 		est.Clock = cfg.Clock
 	}
@@ -168,22 +178,24 @@ func New[T any](cfg Config) (*Pipeline[T], error) {
 		return nil, err
 	}
 	r := cfg.Retry
+	r.Name = cmp.Or(r.Name, cfg.Name)
 	r.Budget = funds
 	retries, err := retry.New[T](r)
 	if err != nil {
 		return nil, err
 	}
-	whole, err := timeout.New[T](timeout.Config{Timeout: total})
+	whole, err := timeout.New[T](timeout.Config{Name: cfg.Name, Timeout: total})
 	if err != nil {
 		return nil, err
 	}
-	each, err := timeout.New[T](timeout.Config{Timeout: attempt})
+	each, err := timeout.New[T](timeout.Config{Name: cfg.Name, Timeout: attempt})
 	if err != nil {
 		return nil, err
 	}
 	stages := []pipeline.Policy[T]{whole, retries, breaker.Guard[T](brk)}
 	if !cfg.NoHedge {
 		h := cfg.Hedge
+		h.Name = cmp.Or(h.Name, cfg.Name)
 		h.Breaker, h.Budget, h.Estimator = brk, funds, reads
 		if h.Clock == nil {
 			h.Clock = cfg.Clock
@@ -195,9 +207,15 @@ func New[T any](cfg Config) (*Pipeline[T], error) {
 		stages = append(stages, hedges)
 	}
 	stages = append(stages, each)
-	p := pipeline.New(stages...)
-	if cfg.Clock != nil {
-		p = p.With(pipeline.Options[T]{Clock: cfg.Clock})
-	}
+	p := pipeline.New(stages...).With(pipeline.Options[T]{Name: cfg.Name, Clock: cfg.Clock})
 	return &Pipeline[T]{Pipeline: p, Breaker: brk, Budget: funds, Estimator: reads}, nil
+}
+
+// With returns a copy of p that also uses the options set in o (see
+// pipeline.Pipeline.With), sharing p's breaker, budget and estimator: for a T
+// that holds resources, set Release and WhenReleased here.
+func (p *Pipeline[T]) With(o pipeline.Options[T]) *Pipeline[T] {
+	q := *p
+	q.Pipeline = p.Pipeline.With(o)
+	return &q
 }

@@ -31,6 +31,7 @@ type Breaker struct {
 	// reading, so it is never the zero time: a nil clock with a zero epoch is a
 	// Breaker New did not build (see built).
 	epoch   time.Time
+	name    string
 	onEvent func(pipeline.Event)
 	// refused is the error of the latest refusal, shared by the refusals with
 	// the same hint (see sharedRefusal).
@@ -106,7 +107,7 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{cfg: s, clock: cfg.Clock, onEvent: cfg.OnEvent, lastSlot: ordinary, scaledFrom: -1}
+	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, lastSlot: ordinary, scaledFrom: -1}
 	src := cfg.Rand
 	if src == nil {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
@@ -192,15 +193,18 @@ func (b *Breaker) observe(now instant) instant {
 func (b *Breaker) Admit() (Ticket, error) {
 	t, retryAfter, ok := b.admit()
 	if !ok {
-		return t, refusal(retryAfter)
+		return t, b.refusal(retryAfter)
 	}
 	return t, nil
 }
 
 // refusal builds the stop error of a refused attempt.
-func refusal(retryAfter time.Duration) *pipeline.StopError {
-	return &pipeline.StopError{Stage: "breaker", Reason: pipeline.DependencyUnavailable, RetryAfter: retryAfter}
+func (b *Breaker) refusal(retryAfter time.Duration) *pipeline.StopError {
+	return &pipeline.StopError{Stage: "breaker", Name: b.name, Reason: pipeline.DependencyUnavailable, RetryAfter: retryAfter}
 }
+
+// Name returns the breaker's name (Config.Name).
+func (b *Breaker) Name() string { return b.name }
 
 // sharedRefusal is the stage's refusal: the stop error of a refusal with the
 // hint retryAfter rounded up to the millisecond, as the hint in a verdict is
@@ -213,7 +217,7 @@ func (b *Breaker) sharedRefusal(retryAfter time.Duration) *pipeline.StopError {
 	if e := b.refused.Load(); e != nil && e.RetryAfter == retryAfter {
 		return e
 	}
-	e := refusal(retryAfter)
+	e := b.refusal(retryAfter)
 	b.refused.Store(e)
 	return e
 }

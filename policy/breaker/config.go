@@ -66,6 +66,11 @@ const (
 // lose their race against the trip window, are refused by [Config.Validate] and
 // [New] with an error naming every field involved and its value.
 type Config struct {
+	// Name names the breaker, typically after the dependency it guards. Its
+	// refusals carry it (pipeline.StopError.Name), and so do the events of a
+	// pipeline's breaker stage (pipeline.Source.Name). Empty means unnamed.
+	Name string
+
 	// ConsecutiveFailures is how many failures in a row, with no success between
 	// them, open a closed breaker. Zero means DefaultConsecutiveFailures (5); it
 	// must not be negative. Use math.MaxInt to rely on the ratio trips alone.

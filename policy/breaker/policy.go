@@ -28,6 +28,11 @@ func Guard[T any](b *Breaker) *Policy[T] {
 	return &Policy[T]{b: b}
 }
 
+// Stage says that p is a breaker stage, named after its breaker.
+func (p *Policy[T]) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "breaker", Name: p.b.name}
+}
+
 // Execute runs one attempt through the breaker. A refused attempt does not run:
 // Execute returns a *pipeline.StopError with Reason DependencyUnavailable and a
 // self-imposed Throttled verdict carrying the same retry-after hint, to the

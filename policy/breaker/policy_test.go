@@ -44,7 +44,7 @@ func TestRetryThenBreakerTripRefusesNextAttempt(t *testing.T) {
 	r := newRig(t, breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone})
 	var stops []*pipeline.StopError
 	p := pipeline.New(retryish[string](3), breaker.Guard[string](r.b)).With(pipeline.Options[string]{
-		OnEvent: func(e pipeline.Event) {
+		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
 			if s, isStop := e.(pipeline.Stopped); isStop {
 				stops = append(stops, s.Err)
 			}

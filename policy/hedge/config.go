@@ -36,6 +36,9 @@ const (
 // default; settings that cannot work are refused by [Config.Validate] and [New]
 // with an error naming the field and its value.
 type Config struct {
+	// Name names the stage, typically after the dependency it calls; its
+	// events carry it (pipeline.Source.Name). Empty means unnamed.
+	Name string
 	// Estimator measures the attempts that pass through the stage and supplies
 	// the hedge delay. Share one among the stages that call the same dependency.
 	// Nil means a new estimator with latency's default 30 s window on Clock.

@@ -18,6 +18,7 @@ import (
 // Policy is the hedge stage. Build one with [New]; it is immutable and safe for
 // concurrent use.
 type Policy[T any] struct {
+	name        string
 	est         *latency.Estimator
 	quantile    float64
 	minDelay    time.Duration
@@ -39,6 +40,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 		return nil, err
 	}
 	p := &Policy[T]{
+		name:        cfg.Name,
 		est:         cfg.Estimator,
 		quantile:    cmp.Or(cfg.Quantile, DefaultQuantile),
 		minDelay:    cmp.Or(cfg.MinDelay, DefaultMinDelay),
@@ -58,6 +60,11 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	}
 	p.calls.New = func() any { return newCall(p) }
 	return p, nil
+}
+
+// Stage says that p is a hedge stage, and its name.
+func (p *Policy[T]) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "hedge", Name: p.name}
 }
 
 // Estimator returns the estimator the stage feeds and reads.

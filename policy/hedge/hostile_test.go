@@ -23,7 +23,7 @@ func raised(f func()) (pe *pipeline.PanicError) {
 
 // panicOn is an event hook that panics on events named name.
 func panicOn(name string) pipeline.Options[string] {
-	return pipeline.Options[string]{OnEvent: func(e pipeline.Event) {
+	return pipeline.Options[string]{OnEvent: func(_ pipeline.Source, e pipeline.Event) {
 		if e.Name() == name {
 			panic("hook down on " + name)
 		}

@@ -21,6 +21,10 @@ const (
 // default. Settings that cannot work are refused by [Config.Validate] and [New]
 // with an error naming the field and its value.
 type Config struct {
+	// Name names the stage, typically after the dependency it calls; its
+	// stop errors and events carry it (pipeline.StopError.Name,
+	// pipeline.Source.Name). Empty means unnamed.
+	Name string
 	// MaxAttempts is the most attempts one call makes, counting the first, so 1
 	// means no retry. Zero means [DefaultMaxAttempts] (3).
 	MaxAttempts int

@@ -13,7 +13,7 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 )
 
-// stage is the name retry gives its stop errors.
+// stage is the kind of stage retry gives its stop errors.
 const stage = "retry"
 
 // Policy is the retry stage: it runs the stages inside it again after a Transient
@@ -21,6 +21,7 @@ const stage = "retry"
 // retry from a budget. Build one with [New]; it is immutable and safe for
 // concurrent use, and one Policy serves any number of pipelines and calls.
 type Policy[T any] struct {
+	name        string
 	maxAttempts int
 	backoff     Backoff
 	budget      *budget.Budget
@@ -35,6 +36,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 		return nil, err
 	}
 	p := &Policy[T]{
+		name:        cfg.Name,
 		maxAttempts: cfg.MaxAttempts,
 		backoff:     cfg.Backoff,
 		budget:      cfg.Budget,
@@ -108,23 +110,23 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		case v.Canceled || ctx.Err() != nil:
 			return p.canceled(ctx, next, r, n)
 		case !v.Retryable():
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.Permanent, Attempts: n, Err: next.ErrOf(r)})
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.Permanent, Attempts: n, Err: next.ErrOf(r)})
 		case n >= p.maxAttempts:
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: next.ErrOf(r)})
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: next.ErrOf(r)})
 		}
 
 		delay := max(p.backoff.Delay(n+1, v, p.rand), 0)
 		// A context's deadline is read on real time (the bubble's, under
 		// testing/synctest), whatever the pipeline's clock.
 		if deadline, ok := ctx.Deadline(); ok && delay >= time.Until(deadline) {
-			e := &pipeline.StopError{Stage: stage, Reason: pipeline.Deadline, Attempts: n, Err: next.ErrOf(r)}
+			e := &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.Deadline, Attempts: n, Err: next.ErrOf(r)}
 			if hint := v.RetryAfter(); hint > 0 && hint >= time.Until(deadline) {
 				e.Reason, e.RetryAfter = pipeline.HintBeyondDeadline, hint
 			}
 			return p.stop(next, r, e)
 		}
 		if wait, ok := p.budget.Withdraw(); !ok {
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
+			return p.stop(next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
 		}
 		// r will be replaced: release its value now, so that what it holds
 		// (a response's connection) is free during the wait; keep what the
@@ -163,16 +165,21 @@ func (p *Policy[T]) stop(next pipeline.Next[T], r pipeline.Result[T], e *pipelin
 	return r
 }
 
+// Stage says that p is a retry stage, and its name.
+func (p *Policy[T]) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: stage, Name: p.name}
+}
+
 // canceled stops the call because ctx is done or the caller canceled the
 // attempt. r is the last attempt, and attempts the number that ran.
 func (p *Policy[T]) canceled(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T], attempts int) pipeline.Result[T] {
-	return p.stop(next, r, interrupted(ctx, attempts, next.ErrOf(r)))
+	return p.stop(next, r, p.interrupted(ctx, attempts, next.ErrOf(r)))
 }
 
 // interrupted is the stop for a call whose ctx is done, or whose caller
 // canceled the attempt (then ctx may not be done yet: Canceled).
-func interrupted(ctx context.Context, attempts int, err error) *pipeline.StopError {
-	e := pipeline.Interrupted(ctx, stage)
+func (p *Policy[T]) interrupted(ctx context.Context, attempts int, err error) *pipeline.StopError {
+	e := pipeline.Interrupted(ctx, p.Stage())
 	e.Attempts, e.Err = attempts, err
 	return e
 }
@@ -187,15 +194,15 @@ func interrupted(ctx context.Context, attempts int, err error) *pipeline.StopErr
 func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal, last pipeline.Result[T], attempts int) pipeline.Result[T] {
 	r := pipeline.Result[T]{Verdict: refusal.Verdict}
 	if ctx.Err() != nil {
-		return p.stop(next, r, interrupted(ctx, attempts, last.Err))
+		return p.stop(next, r, p.interrupted(ctx, attempts, last.Err))
 	}
-	e := pipeline.StopError{Stage: stage, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
+	e := pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
 	inner, isStop := refusal.Err.(*pipeline.StopError) // as stages return it; else look deeper
 	if !isStop {
 		inner, isStop = errors.AsType[*pipeline.StopError](refusal.Err)
 	}
 	if isStop {
-		e.Stage, e.Reason, e.RetryAfter = inner.Stage, inner.Reason, inner.RetryAfter
+		e.Stage, e.Name, e.Reason, e.RetryAfter = inner.Stage, inner.Name, inner.Reason, inner.RetryAfter
 	}
 	if pause := p.pause; pause > 0 {
 		if deadline, ok := ctx.Deadline(); ok {

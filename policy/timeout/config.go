@@ -12,6 +12,10 @@ const DefaultGrace = 50 * time.Millisecond
 // Config configures a timeout stage. The zero value of every field but Timeout
 // means its default.
 type Config struct {
+	// Name names the stage, typically after the dependency it calls; its
+	// stop errors and events carry it (pipeline.StopError.Name,
+	// pipeline.Source.Name). Empty means unnamed.
+	Name string
 	// Timeout is how long the work inside the stage may take. It has no default:
 	// it must be positive.
 	Timeout time.Duration

@@ -11,6 +11,7 @@ import (
 
 // Policy is a timeout stage. It is immutable and safe for concurrent use.
 type Policy[T any] struct {
+	name    string
 	timeout time.Duration
 	grace   time.Duration // 0 unless Config.Guard: the work is trusted
 	cause   *Error
@@ -22,11 +23,16 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy[T]{timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}}
+	p := &Policy[T]{name: cfg.Name, timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}}
 	if cfg.Guard {
 		p.grace = cmp.Or(cfg.Grace, DefaultGrace)
 	}
 	return p, nil
+}
+
+// Stage says that p is a timeout stage, with its name and timeout.
+func (p *Policy[T]) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "timeout", Name: p.name, Timeout: p.timeout}
 }
 
 // Execute runs the rest of the pipeline with a context that expires after the
@@ -71,7 +77,7 @@ func (p *Policy[T]) judge(ctx, inner context.Context, next pipeline.Next[T], r p
 // our own deadline, or a Canceled or Deadline one for a caller whose context was
 // already done on arrival.
 func (p *Policy[T]) stop(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
-	err := &pipeline.StopError{Stage: "timeout", Reason: pipeline.Deadline, Cause: p.cause, Err: r.Err}
+	err := &pipeline.StopError{Stage: "timeout", Name: p.name, Reason: pipeline.Deadline, Cause: p.cause, Err: r.Err}
 	if ctx.Err() != nil {
 		err.Cause = context.Cause(ctx)
 		if ctx.Err() == context.Canceled {

@@ -1,0 +1,113 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/policy/timeout"
+)
+
+// heard is what a shared hook heard: each event's kind with its source.
+type heard struct {
+	mu     sync.Mutex
+	events []string
+	from   []pipeline.Source
+}
+
+func (h *heard) hook(s pipeline.Source, e pipeline.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e.Name())
+	h.from = append(h.from, s)
+}
+
+// named builds timeout -> retry -> breaker, every stage named after dep, in a
+// pipeline named dep, with the shared hook.
+func named(t *testing.T, dep string, h *heard) (*pipeline.Pipeline[int], *breaker.Breaker) {
+	t.Helper()
+	whole, err := timeout.New[int](timeout.Config{Name: dep, Timeout: time.Minute})
+	require.NoError(t, err)
+	r, err := retry.New[int](retry.Config{Name: dep, MaxAttempts: 2, RefusalPause: -1, Backoff: retry.Constant{Interval: time.Nanosecond}})
+	require.NoError(t, err)
+	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 2})
+	require.NoError(t, err)
+	p := pipeline.New(whole, r, breaker.Guard[int](b)).With(pipeline.Options[int]{Name: dep, OnEvent: h.hook})
+	return p, b
+}
+
+func TestOneHookTellsPipelinesApart(t *testing.T) {
+	h := &heard{}
+	pa, _ := named(t, "payments", h)
+	pb, bb := named(t, "billing", h)
+	fail := func(context.Context) (int, error) { return 0, errors.New("down") }
+
+	_, err := pa.Execute(context.Background(), fail) // two attempts, one retry
+	stop, ok := errors.AsType[*pipeline.StopError](err)
+	require.True(t, ok)
+	assert.Equal(t, "retry", stop.Stage)
+	assert.Equal(t, "payments", stop.Name)
+	assert.Equal(t, `pipeline: retry "payments": attempts exhausted after 2 attempts: down`, err.Error())
+
+	bb.Isolate()
+	_, err = pb.Execute(context.Background(), fail)
+	stop, ok = errors.AsType[*pipeline.StopError](err)
+	require.True(t, ok)
+	assert.Equal(t, "breaker", stop.Stage, "the refusal passes through the retry as it came")
+	assert.Equal(t, "billing", stop.Name)
+
+	attempt := pipeline.Source{Pipeline: "payments", Stage: "pipeline"}
+	retried := pipeline.Source{Pipeline: "payments", Stage: "retry", Name: "payments"}
+	refused := pipeline.Source{Pipeline: "billing", Stage: "breaker", Name: "billing"}
+	passed := pipeline.Source{Pipeline: "billing", Stage: "retry", Name: "billing"}
+	assert.Equal(t, []string{"attempt", "retry.scheduled", "attempt", "stopped", "stopped", "stopped"}, h.events)
+	assert.Equal(t, []pipeline.Source{attempt, retried, attempt, retried, refused, passed}, h.from)
+}
+
+func TestWithNameRelabelsACopy(t *testing.T) {
+	h := &heard{}
+	p := pipeline.New[int](pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+		next.Emit(pipeline.Stopped{})
+		return next.Run(ctx)
+	})).With(pipeline.Options[int]{OnEvent: h.hook})
+	q := p.With(pipeline.Options[int]{Name: "search"})
+	ok := func(context.Context) (int, error) { return 1, nil }
+	_, _ = p.Execute(context.Background(), ok)
+	_, _ = q.Execute(context.Background(), ok)
+	assert.Equal(t, []pipeline.Source{
+		{}, {Stage: "pipeline"}, // a custom stage that does not describe itself
+		{Pipeline: "search"}, {Pipeline: "search", Stage: "pipeline"},
+	}, h.from)
+	assert.Empty(t, p.Name())
+	assert.Equal(t, "search", q.Name())
+}
+
+func TestStagesSayWhatTheyAre(t *testing.T) {
+	p, _ := named(t, "payments", &heard{})
+	assert.Equal(t, []pipeline.StageInfo{
+		{Kind: "timeout", Name: "payments", Timeout: time.Minute},
+		{Kind: "retry", Name: "payments"},
+		{Kind: "breaker", Name: "payments"},
+	}, p.Stages())
+}
+
+// Names are fixed when the pipeline is built: a named pipeline's call costs
+// what an unnamed one's does, events included.
+func TestNamesCostNothingPerCall(t *testing.T) {
+	h := &heard{events: make([]string, 0, 4096), from: make([]pipeline.Source, 0, 4096)}
+	p, _ := named(t, "payments", h)
+	unnamed := pipeline.New(stages(t, "TRB")...).With(pipeline.Options[int]{OnEvent: h.hook})
+	ok := func(context.Context) (int, error) { return 1, nil }
+	calls := func(p *pipeline.Pipeline[int]) float64 {
+		return testing.AllocsPerRun(100, func() { _, _ = p.Execute(context.Background(), ok) })
+	}
+	assert.Equal(t, calls(unnamed), calls(p))
+}
