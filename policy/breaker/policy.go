@@ -28,6 +28,13 @@ func Guard[T any](b *Breaker) *Policy[T] {
 	return &Policy[T]{b: b}
 }
 
+// Stage says what stage b makes when it guards a pipeline (see [Guard]), so
+// that a breaker can stand for its stage where the result type is given once
+// (standard.Compose).
+func (b *Breaker) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "breaker", Name: b.name}
+}
+
 // Stage says that p is a breaker stage, named after its breaker.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
 	return pipeline.StageInfo{Kind: "breaker", Name: p.b.name}

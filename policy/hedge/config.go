@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/resilience-go/pipeline"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
@@ -71,6 +73,12 @@ type Config struct {
 	// Clock times the hedge delay, and the estimator the stage makes when
 	// Estimator is nil. Nil means real time.
 	Clock clockwork.Clock
+}
+
+// Stage says what stage c builds, so that a Config can stand for its stage
+// where the result type is given once (standard.Compose).
+func (c Config) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "hedge", Name: c.Name}
 }
 
 // Validate reports every setting that cannot work, each naming its field and

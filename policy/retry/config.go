@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/resilience-go/pipeline"
+
 	"github.com/resilience-go/pipeline/budget"
 )
 
@@ -50,6 +52,12 @@ type Config struct {
 // validator is implemented by backoffs that can check their own settings, such as
 // [Exponential] and [Constant].
 type validator interface{ Validate() error }
+
+// Stage says what stage c builds, so that a Config can stand for its stage
+// where the result type is given once (standard.Compose).
+func (c Config) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "retry", Name: c.Name}
+}
 
 // Validate reports the first setting that cannot work, naming the field and its
 // value, or nil. Zero values are valid: they mean the defaults. It also validates

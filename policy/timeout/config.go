@@ -3,6 +3,8 @@ package timeout
 import (
 	"fmt"
 	"time"
+
+	"github.com/resilience-go/pipeline"
 )
 
 // DefaultGrace is how long a guarding stage waits, after canceling the inner
@@ -31,6 +33,12 @@ type Config struct {
 	// context before abandoning it. Zero means [DefaultGrace] (50 ms); it must
 	// not be negative, and may be set only with Guard.
 	Grace time.Duration
+}
+
+// Stage says what stage c builds, so that a Config can stand for its stage
+// where the result type is given once (standard.Compose).
+func (c Config) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "timeout", Name: c.Name, Timeout: c.Timeout}
 }
 
 // Validate reports the first impossible value in c, naming the field.
