@@ -74,7 +74,7 @@ func TestAdversary(t *testing.T) {
 	var breakerHook atomic.Int64
 	brk, err := breaker.New(breaker.Config{
 		ConsecutiveFailures: 5, BreakDuration: 5 * time.Millisecond, HalfOpenProbes: probes,
-		OnEvent: func(pipeline.Event) {
+		OnEvent: func(pipeline.Source, pipeline.Event) {
 			switch breakerHook.Add(1) % 61 {
 			case 0:
 				panic(hookPanic)

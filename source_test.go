@@ -31,14 +31,14 @@ func (h *heard) hook(s pipeline.Source, e pipeline.Event) {
 }
 
 // named builds timeout -> retry -> breaker, every stage named after dep, in a
-// pipeline named dep, with the shared hook.
+// pipeline named dep, with the shared hook on the pipeline and the breaker.
 func named(t *testing.T, dep string, h *heard) (*pipeline.Pipeline[int], *breaker.Breaker) {
 	t.Helper()
 	whole, err := timeout.New[int](timeout.Config{Name: dep, Timeout: time.Minute})
 	require.NoError(t, err)
 	r, err := retry.New[int](retry.Config{Name: dep, MaxAttempts: 2, RefusalPause: -1, Backoff: retry.Constant{Interval: time.Nanosecond}})
 	require.NoError(t, err)
-	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 2})
+	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 3, OnEvent: h.hook})
 	require.NoError(t, err)
 	p := pipeline.New(whole, r, breaker.Guard[int](b)).With(pipeline.Options[int]{Name: dep, OnEvent: h.hook})
 	return p, b
@@ -57,7 +57,7 @@ func TestOneHookTellsPipelinesApart(t *testing.T) {
 	assert.Equal(t, "payments", stop.Name)
 	assert.Equal(t, `pipeline: retry "payments": attempts exhausted after 2 attempts: down`, err.Error())
 
-	bb.Isolate()
+	bb.Isolate() // a transition: the breaker's own event
 	_, err = pb.Execute(context.Background(), fail)
 	stop, ok = errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok)
@@ -68,8 +68,11 @@ func TestOneHookTellsPipelinesApart(t *testing.T) {
 	retried := pipeline.Source{Pipeline: "payments", Stage: "retry", Name: "payments"}
 	refused := pipeline.Source{Pipeline: "billing", Stage: "breaker", Name: "billing"}
 	passed := pipeline.Source{Pipeline: "billing", Stage: "retry", Name: "billing"}
-	assert.Equal(t, []string{"attempt", "retry.scheduled", "attempt", "stopped", "stopped", "stopped"}, h.events)
-	assert.Equal(t, []pipeline.Source{attempt, retried, attempt, retried, refused, passed}, h.from)
+	breakers := pipeline.Source{Stage: "breaker", Name: "billing"} // a breaker belongs to no one pipeline
+	assert.Equal(t, []string{"attempt", "retry.scheduled", "attempt", "stopped",
+		"breaker.transition", "breaker.rejection", "stopped", "stopped"}, h.events)
+	assert.Equal(t, []pipeline.Source{attempt, retried, attempt, retried,
+		breakers, breakers, refused, passed}, h.from)
 }
 
 func TestWithNameRelabelsACopy(t *testing.T) {

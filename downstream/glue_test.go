@@ -78,7 +78,7 @@ func (b *releasingBody) Close() error {
 // few percent of its samples) do not lift the p95 above that floor.
 func newStages(t testing.TB) []pipeline.Policy[*http.Response] {
 	t.Helper()
-	brk, err := breaker.New(breaker.Config{OnEvent: func(e pipeline.Event) {
+	brk, err := breaker.New(breaker.Config{OnEvent: func(_ pipeline.Source, e pipeline.Event) {
 		if tr, ok := e.(breaker.Transition); ok {
 			t.Logf("breaker: %+v", tr) // a trip is a test's bad luck to explain
 		}

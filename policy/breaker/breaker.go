@@ -32,7 +32,8 @@ type Breaker struct {
 	// Breaker New did not build (see built).
 	epoch   time.Time
 	name    string
-	onEvent func(pipeline.Event)
+	onEvent func(pipeline.Source, pipeline.Event)
+	source  pipeline.Source // of the breaker's events: Stage "breaker" and its name
 	// refused is the error of the latest refusal, shared by the refusals with
 	// the same hint (see sharedRefusal).
 	refused atomic.Pointer[pipeline.StopError]
@@ -107,7 +108,7 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, lastSlot: ordinary, scaledFrom: -1}
+	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: "breaker", Name: cfg.Name}, lastSlot: ordinary, scaledFrom: -1}
 	src := cfg.Rand
 	if src == nil {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())

@@ -148,8 +148,11 @@ type Config struct {
 	// lock held, so it need not be safe for concurrent use, but it must not call
 	// the breaker. Nil means a source seeded randomly for each breaker.
 	Rand rand.Source
-	// OnEvent receives the breaker's [Transition] and [Rejection] events, never
-	// while the breaker's lock is held, one at a time, in the order they
+	// OnEvent receives the breaker's [Transition] and [Rejection] events with
+	// the Source {Stage: "breaker", Name: Name} (a breaker belongs to no one
+	// pipeline, so Source.Pipeline is empty), so that one hook can serve
+	// pipelines and breakers alike. It is never called while the breaker's
+	// lock is held, and receives events one at a time, in the order they
 	// happened, each exactly once (see the package documentation). It may call
 	// the breaker. One call of the breaker delivers at most two batches of at
 	// most 256 events (the events waiting when it began delivering, and those
@@ -160,7 +163,7 @@ type Config struct {
 	// an outcome is recorded before any event is delivered, and an admission
 	// whose delivery panicked is withdrawn, freeing its probe slot. Nil means no
 	// events are built.
-	OnEvent func(pipeline.Event)
+	OnEvent func(pipeline.Source, pipeline.Event)
 }
 
 // settings is a validated Config with its defaults filled in.

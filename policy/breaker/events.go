@@ -177,7 +177,7 @@ func (b *Breaker) drain() {
 	}()
 	for _, e := range batch {
 		delivered++
-		b.onEvent(e)
+		b.onEvent(b.source, e)
 	}
 	clear(batch)
 	b.spare = batch[:0]

@@ -75,7 +75,7 @@ func (c fuzzConfig) config(clock clockwork.Clock) breaker.Config {
 		},
 		Clock:   clock,
 		Rand:    rand.NewPCG(1, 2),
-		OnEvent: func(pipeline.Event) {},
+		OnEvent: func(pipeline.Source, pipeline.Event) {},
 	}
 	if c.ramp {
 		cfg.Recovery = &breaker.Recovery{Minimum: time.Duration(c.rampMin), Maximum: time.Duration(c.rampMax)}

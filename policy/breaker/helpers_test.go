@@ -41,7 +41,7 @@ func newRig(t *testing.T, cfg breaker.Config) *rig {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.NewPCG(1, 2)
 	}
-	cfg.OnEvent = func(e pipeline.Event) { r.events = append(r.events, e) }
+	cfg.OnEvent = func(_ pipeline.Source, e pipeline.Event) { r.events = append(r.events, e) }
 	b, err := breaker.New(cfg)
 	require.NoError(t, err)
 	r.b = b

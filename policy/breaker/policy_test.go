@@ -181,8 +181,8 @@ func TestPanickingHookOnProbeSuccessRecordsOnce(t *testing.T) {
 
 // panicOnTransitionTo is a breaker hook that panics with "hook" on every
 // transition to state to.
-func panicOnTransitionTo(to breaker.State) func(pipeline.Event) {
-	return func(e pipeline.Event) {
+func panicOnTransitionTo(to breaker.State) func(pipeline.Source, pipeline.Event) {
+	return func(_ pipeline.Source, e pipeline.Event) {
 		if tr, isTr := e.(breaker.Transition); isTr && tr.To == to {
 			panic("hook")
 		}

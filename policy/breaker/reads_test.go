@@ -49,7 +49,7 @@ func TestReadsNeverChangeDecisions(t *testing.T) {
 			var log []string
 			c := cfg
 			c.Clock, c.Rand = clock, rand.NewPCG(1, 2)
-			c.OnEvent = func(e pipeline.Event) {
+			c.OnEvent = func(_ pipeline.Source, e pipeline.Event) {
 				if tr, ok := e.(breaker.Transition); ok {
 					log = append(log, tr.From.String()+"->"+tr.To.String()+":"+tr.Cause.String())
 				}
