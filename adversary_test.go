@@ -74,7 +74,7 @@ func TestAdversary(t *testing.T) {
 	var breakerHook atomic.Int64
 	brk, err := breaker.New(breaker.Config{
 		ConsecutiveFailures: 5, BreakDuration: 5 * time.Millisecond, HalfOpenProbes: probes,
-		OnEvent: func(pipeline.Source, pipeline.Event) {
+		OnEvent: func(context.Context, pipeline.Source, pipeline.Event) {
 			switch breakerHook.Add(1) % 61 {
 			case 0:
 				panic(hookPanic)
@@ -101,7 +101,7 @@ func TestAdversary(t *testing.T) {
 		breaker.Guard[*adversaryValue](brk),
 		must(hedge.New[*adversaryValue](hedge.Config{Estimator: est, Budget: funds, MinDelay: time.Millisecond, Repeatable: true})),
 	).With(pipeline.Options[*adversaryValue]{
-		OnEvent: func(pipeline.Source, pipeline.Event) {
+		OnEvent: func(context.Context, pipeline.Source, pipeline.Event) {
 			if pipelineHook.Add(1)%97 == 0 {
 				panic(hookPanic)
 			}

@@ -48,7 +48,7 @@ func ExampleOptions_classifier() {
 			}
 			return outcome.HTTPStatus(r.status, "", time.Time{}), true
 		},
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if a, ok := e.(pipeline.AttemptFinished); ok {
 				fmt.Println("attempt", a.Attempt, "was", a.Verdict)
 			}

@@ -96,7 +96,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 		return p.finishGuarded(ctx, g, start, attempt)
 	}
 	if p.onEvent != nil {
-		p.onEvent(p.own(), Abandoned{Attempt: attempt, Grace: grace})
+		p.onEvent(ctx, p.own(), Abandoned{Attempt: attempt, Grace: grace})
 	}
 	var zero T
 	return p.result(ctx, zero, &abandonedError{ctxErr: ctx.Err(), cause: context.Cause(ctx)}, attempt, start)
@@ -146,12 +146,12 @@ func (g *guard[T]) work() {
 // nobody is left to receive it, and a hook must not end the program from a
 // goroutine the library owns.
 func (g *guard[T]) late() {
-	p, v, panicked, attempt := g.p, g.value, g.panicked, g.attempt
+	p, ctx, v, panicked, attempt := g.p, g.ctx, g.value, g.panicked, g.attempt
 	after := time.Since(g.abandonedAt)
 	g.recycle()
 	contain("Release", func() { p.discard(v) })
 	if p.onEvent != nil {
-		contain("OnEvent", func() { p.onEvent(p.own(), LateReturn{Attempt: attempt, After: after}) })
+		contain("OnEvent", func() { p.onEvent(ctx, p.own(), LateReturn{Attempt: attempt, After: after}) })
 	}
 	if panicked != nil && panicked.Value != ErrGoexit {
 		panic(panicked)

@@ -77,7 +77,7 @@ func TestAPanickingHookOnALateReturnIsContained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var released atomic.Int32
 		p := pipeline.New(guarded(time.Millisecond, time.Millisecond)).With(pipeline.Options[int]{
-			OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				if _, ok := e.(pipeline.LateReturn); ok {
 					panic("hook down")
 				}

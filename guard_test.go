@@ -44,7 +44,7 @@ func TestAbandonAfterGivesUpOnWorkThatIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var events []pipeline.Event
 		p := pipeline.New(guarded(time.Second, 2*time.Second)).With(pipeline.Options[int]{
-			OnEvent: func(_ pipeline.Source, e pipeline.Event) { events = append(events, e) },
+			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) { events = append(events, e) },
 		})
 		release := make(chan struct{})
 		start := time.Now()

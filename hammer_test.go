@@ -41,7 +41,7 @@ func TestCardHammer(t *testing.T) {
 		require.NoError(t, err)
 		var attempts, calls, panics, abandoned atomic.Int64
 		p := pipeline.New(deadline, retries, breaker.Guard[int](brk)).With(pipeline.Options[int]{
-			OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				if _, ok := e.(pipeline.Abandoned); ok {
 					abandoned.Add(1)
 				}

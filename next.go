@@ -81,12 +81,13 @@ func (n Next[T]) AbandonAfter(grace time.Duration) Next[T] {
 // building an event, so that a pipeline without a hook pays nothing for events.
 func (n Next[T]) Observed() bool { return n.p.onEvent != nil }
 
-// Emit delivers e to the pipeline's event hook, if there is one, with the
-// [Source] of the stage that emits it. Never call it while holding a lock: the
-// hook is the caller's code.
-func (n Next[T]) Emit(e Event) {
+// Emit delivers e to the pipeline's event hook, if there is one, with ctx, the
+// context of the call or attempt e concerns, and the [Source] of the stage
+// that emits it. Never call it while holding a lock: the hook is the caller's
+// code.
+func (n Next[T]) Emit(ctx context.Context, e Event) {
 	if n.p.onEvent != nil {
-		n.p.onEvent(n.Source(), e)
+		n.p.onEvent(ctx, n.Source(), e)
 	}
 }
 
@@ -117,7 +118,7 @@ func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] 
 func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start time.Time) Result[T] {
 	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
 	if p.onEvent != nil {
-		p.onEvent(p.own(), AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
+		p.onEvent(ctx, p.own(), AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
 	}
 	return r
 }

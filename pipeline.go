@@ -49,11 +49,12 @@ type Options[T any] struct {
 	// ("payments", "api.example.com:443"). It labels the pipeline's events
 	// ([Source].Pipeline). Empty means unnamed.
 	Name string
-	// OnEvent receives every event the pipeline's stages emit, with its
-	// [Source], on the goroutine that emitted it, never while a stage holds a
-	// lock. It may be called concurrently and must be safe for that. Nil means
+	// OnEvent receives every event the pipeline's stages emit, with the
+	// context of the call or attempt it concerns (for a trace's span or a
+	// log's correlation; it may be done already) and its [Source], on the
+	// goroutine that emitted it, never while a stage holds a lock. It may be called concurrently and must be safe for that. Nil means
 	// no hook; events are then not even built.
-	OnEvent func(Source, Event)
+	OnEvent func(context.Context, Source, Event)
 	// Clock measures attempt durations and paces stages that wait, such as a
 	// retry's backoff. Nil means real time.
 	Clock clockwork.Clock
@@ -88,7 +89,7 @@ type Pipeline[T any] struct {
 	name         string
 	sources      []Source // of each stage's events, then of the pipeline's own
 	classifier   outcome.Classifier[T]
-	onEvent      func(Source, Event)
+	onEvent      func(context.Context, Source, Event)
 	clock        clockwork.Clock
 	release      func(T)
 	whenReleased func(T, func()) T

@@ -124,7 +124,7 @@ func TestAttemptNumberAndEvents(t *testing.T) {
 	})
 	errDown := errors.New("down")
 	p := pipeline.New(twice).With(pipeline.Options[int]{
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) { events = append(events, e) },
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) { events = append(events, e) },
 		Clock:   clock,
 	})
 	_, err := p.Execute(t.Context(), func(context.Context) (int, error) {
@@ -142,7 +142,7 @@ func TestAttemptNumberAndEvents(t *testing.T) {
 func TestWithLeavesTheOriginalUnchanged(t *testing.T) {
 	called := false
 	base := pipeline.New[int]()
-	_ = base.With(pipeline.Options[int]{OnEvent: func(pipeline.Source, pipeline.Event) { called = true }})
+	_ = base.With(pipeline.Options[int]{OnEvent: func(context.Context, pipeline.Source, pipeline.Event) { called = true }})
 	_, err := base.Execute(t.Context(), func(context.Context) (int, error) { return 0, nil })
 	require.NoError(t, err)
 	assert.False(t, called)

@@ -23,7 +23,7 @@ type heard struct {
 	from   []pipeline.Source
 }
 
-func (h *heard) hook(s pipeline.Source, e pipeline.Event) {
+func (h *heard) hook(_ context.Context, s pipeline.Source, e pipeline.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.events = append(h.events, e.Name())
@@ -78,7 +78,7 @@ func TestOneHookTellsPipelinesApart(t *testing.T) {
 func TestWithNameRelabelsACopy(t *testing.T) {
 	h := &heard{}
 	p := pipeline.New[int](pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
-		next.Emit(pipeline.Stopped{})
+		next.Emit(ctx, pipeline.Stopped{})
 		return next.Run(ctx)
 	})).With(pipeline.Options[int]{OnEvent: h.hook})
 	q := p.With(pipeline.Options[int]{Name: "search"})
@@ -113,4 +113,23 @@ func TestNamesCostNothingPerCall(t *testing.T) {
 		return testing.AllocsPerRun(100, func() { _, _ = p.Execute(context.Background(), ok) })
 	}
 	assert.Equal(t, calls(unnamed), calls(p))
+}
+
+type traceKey struct{}
+
+// The hook receives the context of the call or attempt an event concerns,
+// where a tracer finds the call's span.
+func TestTheHookGetsTheCallsContext(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]any{}
+	r, err := retry.New[int](retry.Config{MaxAttempts: 2, Backoff: retry.Constant{Interval: time.Nanosecond}})
+	require.NoError(t, err)
+	p := pipeline.New[int](r).With(pipeline.Options[int]{OnEvent: func(ctx context.Context, _ pipeline.Source, e pipeline.Event) {
+		mu.Lock()
+		seen[e.Name()] = ctx.Value(traceKey{})
+		mu.Unlock()
+	}})
+	ctx := context.WithValue(context.Background(), traceKey{}, "span-1")
+	_, _ = p.Execute(ctx, func(context.Context) (int, error) { return 0, errors.New("down") })
+	assert.Equal(t, map[string]any{"attempt": "span-1", "retry.scheduled": "span-1", "stopped": "span-1"}, seen)
 }

@@ -211,7 +211,7 @@ func TestWithMergesOptions(t *testing.T) {
 	var events []string
 	classified := false
 	p := pipeline.New[int]().
-		With(pipeline.Options[int]{OnEvent: func(_ pipeline.Source, e pipeline.Event) { events = append(events, e.Name()) }}).
+		With(pipeline.Options[int]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) { events = append(events, e.Name()) }}).
 		With(pipeline.Options[int]{Classifier: func(int, error) (outcome.Verdict, bool) {
 			classified = true
 			return outcome.Verdict{}, false

@@ -32,7 +32,7 @@ import (
 const drainLimit = 64 << 10
 
 // httpOptions is the glue for T = *http.Response.
-func httpOptions(onEvent func(pipeline.Source, pipeline.Event)) pipeline.Options[*http.Response] {
+func httpOptions(onEvent func(context.Context, pipeline.Source, pipeline.Event)) pipeline.Options[*http.Response] {
 	return pipeline.Options[*http.Response]{
 		// A response that arrived is judged by its status (a 503 is Transient,
 		// with its Retry-After hint); an error is left to the built-in rules.
@@ -78,7 +78,7 @@ func (b *releasingBody) Close() error {
 // few percent of its samples) do not lift the p95 above that floor.
 func newStages(t testing.TB) []pipeline.Policy[*http.Response] {
 	t.Helper()
-	brk, err := breaker.New(breaker.Config{OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+	brk, err := breaker.New(breaker.Config{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 		if tr, ok := e.(breaker.Transition); ok {
 			t.Logf("breaker: %+v", tr) // a trip is a test's bad luck to explain
 		}
@@ -131,7 +131,7 @@ type eventLog struct {
 	n  map[string]int
 }
 
-func (l *eventLog) record(_ pipeline.Source, e pipeline.Event) {
+func (l *eventLog) record(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.n == nil {

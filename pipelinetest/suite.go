@@ -178,7 +178,7 @@ func (c *check[T]) pipeline() *pipeline.Pipeline[T] {
 	p := pipeline.New(c.NewPolicy())
 	if c.OnEvent != nil {
 		t, hook := c.t, c.OnEvent
-		p = p.With(pipeline.Options[T]{OnEvent: func(_ pipeline.Source, e pipeline.Event) { hook(t, e) }})
+		p = p.With(pipeline.Options[T]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) { hook(t, e) }})
 	}
 	return p
 }

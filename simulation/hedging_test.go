@@ -141,7 +141,7 @@ func runHedgeStage(t *testing.T, c hedgeCase) hedgeTrace {
 			stages = append(stages, breaker.Guard[int](brk))
 		}
 		stages = append(stages, observe, h, play)
-		p := pipeline.New(stages...).With(pipeline.Options[int]{OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		p := pipeline.New(stages...).With(pipeline.Options[int]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch e.(type) {

@@ -103,7 +103,7 @@ func runRealStage(t *testing.T, c loopCase) trace {
 			ctx, cancel = context.WithTimeout(ctx, c.deadline)
 			defer cancel()
 		}
-		p := pipeline.New[int](stage, play).With(pipeline.Options[int]{OnEvent: func(_ pipeline.Source, e pipeline.Event) { events = append(events, e) }})
+		p := pipeline.New[int](stage, play).With(pipeline.Options[int]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) { events = append(events, e) }})
 		_, err = p.Execute(ctx, func(context.Context) (int, error) { return 0, nil })
 		tr.elapsed = time.Since(begin)
 		for _, e := range events {

@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -185,7 +186,7 @@ func (s *sim) startProcesses() error {
 			bc := *c.Client.Breaker
 			bc.Clock = s.clock
 			bc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamBreaker, uint64(i)))
-			bc.OnEvent = func(_ pipeline.Source, e pipeline.Event) {
+			bc.OnEvent = func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				s.rec.onBreakerEvent(e)
 				if tr, ok := e.(breaker.Transition); ok {
 					p.ramping = tr.To == breaker.Recovering

@@ -97,7 +97,7 @@ func TestThePresetBehavesAsTheCard(t *testing.T) {
 	run := func(t *testing.T, p *pipeline.Pipeline[string], funds *budget.Budget, est *latency.Estimator) (calls []outcome) {
 		var mu sync.Mutex
 		var events []string
-		p = p.With(pipeline.Options[string]{OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		p = p.With(pipeline.Options[string]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			mu.Lock()
 			events = append(events, fmt.Sprintf("%T%+v", e, e))
 			mu.Unlock()

@@ -125,7 +125,7 @@ func TestOptionsReachEveryKey(t *testing.T) {
 	from := map[string]bool{}
 	s := scopes(t, standard.ScopesConfig[string, string]{Options: pipeline.Options[string]{
 		Name: "ignored",
-		OnEvent: func(src pipeline.Source, _ pipeline.Event) {
+		OnEvent: func(_ context.Context, src pipeline.Source, _ pipeline.Event) {
 			mu.Lock()
 			from[src.Pipeline] = true
 			mu.Unlock()

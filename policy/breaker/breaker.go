@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,7 @@ type Breaker struct {
 	// Breaker New did not build (see built).
 	epoch   time.Time
 	name    string
-	onEvent func(pipeline.Source, pipeline.Event)
+	onEvent func(context.Context, pipeline.Source, pipeline.Event)
 	source  pipeline.Source // of the breaker's events: Stage "breaker" and its name
 	// refused is the error of the latest refusal, shared by the refusals with
 	// the same hint (see sharedRefusal).

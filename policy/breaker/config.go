@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -149,9 +150,9 @@ type Config struct {
 	// the breaker. Nil means a source seeded randomly for each breaker.
 	Rand rand.Source
 	// OnEvent receives the breaker's [Transition] and [Rejection] events with
-	// the Source {Stage: "breaker", Name: Name} (a breaker belongs to no one
-	// pipeline, so Source.Pipeline is empty), so that one hook can serve
-	// pipelines and breakers alike. It is never called while the breaker's
+	// the Source {Stage: "breaker", Name: Name}, so that one hook can serve
+	// pipelines and breakers alike. A breaker belongs to no one pipeline or
+	// call: Source.Pipeline is empty and the context is context.Background(). It is never called while the breaker's
 	// lock is held, and receives events one at a time, in the order they
 	// happened, each exactly once (see the package documentation). It may call
 	// the breaker. One call of the breaker delivers at most two batches of at
@@ -163,7 +164,7 @@ type Config struct {
 	// an outcome is recorded before any event is delivered, and an admission
 	// whose delivery panicked is withdrawn, freeing its probe slot. Nil means no
 	// events are built.
-	OnEvent func(pipeline.Source, pipeline.Event)
+	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
 }
 
 // settings is a validated Config with its defaults filled in.

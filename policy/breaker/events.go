@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -177,7 +178,7 @@ func (b *Breaker) drain() {
 	}()
 	for _, e := range batch {
 		delivered++
-		b.onEvent(b.source, e)
+		b.onEvent(context.Background(), b.source, e)
 	}
 	clear(batch)
 	b.spare = batch[:0]

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -61,7 +62,7 @@ func TestHookMayCallTheBreaker(t *testing.T) {
 	b, err := breaker.New(breaker.Config{
 		ConsecutiveFailures: 1,
 		Clock:               clockwork.NewFakeClockAt(epoch),
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			seen = append(seen, b.State()) // would deadlock if called under the lock
 			if tr, isTr := e.(breaker.Transition); isTr && tr.To == breaker.Open {
 				b.Isolate() // queues an event while one is being delivered
@@ -80,7 +81,7 @@ func TestPanickingHookDoesNotWedgeDelivery(t *testing.T) {
 	calls := 0
 	b, err := breaker.New(breaker.Config{
 		Clock: clockwork.NewFakeClockAt(epoch),
-		OnEvent: func(pipeline.Source, pipeline.Event) {
+		OnEvent: func(context.Context, pipeline.Source, pipeline.Event) {
 			calls++
 			if calls == 1 {
 				panic("hook")
@@ -104,7 +105,7 @@ func TestEventsInOrderAcrossGoroutines(t *testing.T) {
 	)
 	b, err := breaker.New(breaker.Config{
 		Clock: clockwork.NewFakeClockAt(epoch),
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if inHook.Add(1) > 1 {
 				overlaps.Add(1)
 			}
@@ -165,7 +166,7 @@ func TestHookAdmittingOnRejectionCannotHoldItsCaller(t *testing.T) {
 		ConsecutiveFailures: 1,
 		BreakJitter:         breaker.JitterNone,
 		Clock:               clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			log = append(log, e)
 			if _, isRej := e.(breaker.Rejection); isRej {
 				hookRuns++
@@ -237,7 +238,7 @@ func TestHookChainLeftoversDeliveredByClosedAdmit(t *testing.T) {
 	)
 	b, err := breaker.New(breaker.Config{
 		Clock: clockwork.NewFakeClockAt(epoch),
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			tr := e.(breaker.Transition)
 			log = append(log, tr)
 			if tr.To == breaker.Closed && rounds < 3 {
@@ -271,7 +272,7 @@ func TestPanickingHookKeepsTheRestOfItsBatch(t *testing.T) {
 	)
 	b, err := breaker.New(breaker.Config{
 		Clock: clockwork.NewFakeClockAt(epoch),
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			tr := e.(breaker.Transition)
 			log = append(log, tr.From.String()+"->"+tr.To.String())
 			switch len(log) {

@@ -21,7 +21,7 @@ func Example() {
 		ConsecutiveFailures: 3,
 		BreakJitter:         breaker.JitterNone, // exact breaks, for a reproducible example
 		Clock:               clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if t, ok := e.(breaker.Transition); ok {
 				fmt.Printf("  breaker: %v -> %v (%v)\n", t.From, t.To, t.Cause)
 			}
@@ -127,7 +127,7 @@ func ExampleBreaker_NormalLatency() {
 	clock := clockwork.NewFakeClock()
 	b, err := breaker.New(breaker.Config{
 		Clock: clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if t, ok := e.(breaker.Transition); ok && t.To == breaker.Open {
 				fmt.Println("opened:", t.Cause)
 			}
@@ -214,7 +214,7 @@ func ExampleRecovery() {
 		BreakJitter:         breaker.JitterNone,
 		Recovery:            &breaker.Recovery{}, // the defaults
 		Clock:               clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if t, ok := e.(breaker.Transition); ok {
 				fmt.Printf("  breaker: %v -> %v (%v)\n", t.From, t.To, t.Cause)
 			}

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -75,7 +76,7 @@ func (c fuzzConfig) config(clock clockwork.Clock) breaker.Config {
 		},
 		Clock:   clock,
 		Rand:    rand.NewPCG(1, 2),
-		OnEvent: func(pipeline.Source, pipeline.Event) {},
+		OnEvent: func(context.Context, pipeline.Source, pipeline.Event) {},
 	}
 	if c.ramp {
 		cfg.Recovery = &breaker.Recovery{Minimum: time.Duration(c.rampMin), Maximum: time.Duration(c.rampMax)}

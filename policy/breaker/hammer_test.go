@@ -45,7 +45,7 @@ func TestHammer(t *testing.T) {
 		MaxBreakDuration:    4 * time.Second,
 		Recovery:            &breaker.Recovery{},
 		Clock:               clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if tr, isTr := e.(breaker.Transition); isTr {
 				transitions.Add(1)
 				if tr.To == breaker.Recovering {
@@ -195,7 +195,7 @@ func TestHammerRamp(t *testing.T) {
 		SlowCalls:           breaker.SlowCalls{Disabled: true},
 		Recovery:            &breaker.Recovery{Fraction: 1, Initial: 0.125},
 		Clock:               clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if tr, isTr := e.(breaker.Transition); isTr {
 				mu.Lock()
 				chain = append(chain, tr)

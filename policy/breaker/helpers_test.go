@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func newRig(t *testing.T, cfg breaker.Config) *rig {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.NewPCG(1, 2)
 	}
-	cfg.OnEvent = func(_ pipeline.Source, e pipeline.Event) { r.events = append(r.events, e) }
+	cfg.OnEvent = func(_ context.Context, _ pipeline.Source, e pipeline.Event) { r.events = append(r.events, e) }
 	b, err := breaker.New(cfg)
 	require.NoError(t, err)
 	r.b = b

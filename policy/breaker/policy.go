@@ -54,7 +54,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	if !ok {
 		err := p.b.sharedRefusal(retryAfter)
 		if next.Observed() {
-			next.Emit(pipeline.Stopped{Err: err})
+			next.Emit(ctx, pipeline.Stopped{Err: err})
 		}
 		return pipeline.Result[T]{
 			Err:     err,

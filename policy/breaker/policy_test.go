@@ -44,7 +44,7 @@ func TestRetryThenBreakerTripRefusesNextAttempt(t *testing.T) {
 	r := newRig(t, breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone})
 	var stops []*pipeline.StopError
 	p := pipeline.New(retryish[string](3), breaker.Guard[string](r.b)).With(pipeline.Options[string]{
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if s, isStop := e.(pipeline.Stopped); isStop {
 				stops = append(stops, s.Err)
 			}
@@ -181,8 +181,8 @@ func TestPanickingHookOnProbeSuccessRecordsOnce(t *testing.T) {
 
 // panicOnTransitionTo is a breaker hook that panics with "hook" on every
 // transition to state to.
-func panicOnTransitionTo(to breaker.State) func(pipeline.Source, pipeline.Event) {
-	return func(_ pipeline.Source, e pipeline.Event) {
+func panicOnTransitionTo(to breaker.State) func(context.Context, pipeline.Source, pipeline.Event) {
+	return func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 		if tr, isTr := e.(breaker.Transition); isTr && tr.To == to {
 			panic("hook")
 		}

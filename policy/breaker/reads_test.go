@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestReadsNeverChangeDecisions(t *testing.T) {
 			var log []string
 			c := cfg
 			c.Clock, c.Rand = clock, rand.NewPCG(1, 2)
-			c.OnEvent = func(_ pipeline.Source, e pipeline.Event) {
+			c.OnEvent = func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				if tr, ok := e.(breaker.Transition); ok {
 					log = append(log, tr.From.String()+"->"+tr.To.String()+":"+tr.Cause.String())
 				}

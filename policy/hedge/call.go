@@ -158,7 +158,7 @@ func (c *call[T]) launch() {
 	next, delay, k := c.next, c.delay, len(c.copies)
 	if why := c.p.Permit(); why != "" {
 		c.mu.Unlock()
-		c.skipped(next, why)
+		c.skipped(c.ctx, next, why)
 		return
 	}
 	ctx := newCopyContext(c.ctx)
@@ -175,7 +175,7 @@ func (c *call[T]) launch() {
 
 // skipped ends a callback whose hedge was not sent, reporting why. A panic
 // (or runtime.Goexit) of the event hook is kept for the caller to raise.
-func (c *call[T]) skipped(next pipeline.Next[T], why string) {
+func (c *call[T]) skipped(ctx context.Context, next pipeline.Next[T], why string) {
 	returned := false
 	defer func() {
 		var panicked *pipeline.PanicError
@@ -192,7 +192,7 @@ func (c *call[T]) skipped(next pipeline.Next[T], why string) {
 		c.mu.Unlock()
 	}()
 	if next.Observed() {
-		next.Emit(Skipped{Attempt: next.Attempt(), Why: why})
+		next.Emit(ctx, Skipped{Attempt: next.Attempt(), Why: why})
 	}
 	returned = true
 }
@@ -226,7 +226,7 @@ func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context, delay t
 		c.mu.Unlock()
 	}()
 	if next.Observed() {
-		next.Emit(Hedged{Attempt: next.Attempt(), Hedge: k, Delay: delay})
+		next.Emit(ctx, Hedged{Attempt: next.Attempt(), Hedge: k, Delay: delay})
 	}
 	r = next.Run(ctx)
 	returned = true

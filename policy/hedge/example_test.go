@@ -35,7 +35,7 @@ func Example() {
 		// The loser's value is released: here it is printed, where an HTTP
 		// response's body would be closed.
 		Release: func(v string) { fmt.Printf("released %q\n", v) },
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if s, ok := e.(hedge.Hedged); ok {
 				fmt.Printf("hedge %d sent after %v\n", s.Hedge, s.Delay)
 			}

@@ -94,7 +94,7 @@ type events struct {
 	all []pipeline.Event
 }
 
-func (e *events) add(_ pipeline.Source, ev pipeline.Event) {
+func (e *events) add(_ context.Context, _ pipeline.Source, ev pipeline.Event) {
 	e.mu.Lock()
 	e.all = append(e.all, ev)
 	e.mu.Unlock()

@@ -1,6 +1,7 @@
 package hedge_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -23,7 +24,7 @@ func raised(f func()) (pe *pipeline.PanicError) {
 
 // panicOn is an event hook that panics on events named name.
 func panicOn(name string) pipeline.Options[string] {
-	return pipeline.Options[string]{OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+	return pipeline.Options[string]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 		if e.Name() == name {
 			panic("hook down on " + name)
 		}

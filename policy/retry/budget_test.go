@@ -128,7 +128,7 @@ func TestATokenIsRefundedWhenTheHookPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBudget(t, budget.Config{Capacity: 2})
 		p := pipeline.New[int](mustNew[int](t, Config{Budget: b})).With(pipeline.Options[int]{
-			OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				if _, ok := e.(Scheduled); ok {
 					panic("hook down")
 				}

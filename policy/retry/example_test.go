@@ -51,7 +51,7 @@ func Example() {
 	}
 	p := pipeline.New[string](r).With(pipeline.Options[string]{
 		Clock: clock,
-		OnEvent: func(_ pipeline.Source, e pipeline.Event) {
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if s, ok := e.(retry.Scheduled); ok {
 				fmt.Printf("attempt %d in %v after %v\n", s.Attempt, s.Delay, s.Verdict)
 			}

@@ -46,7 +46,7 @@ type events struct {
 	list []pipeline.Event
 }
 
-func (e *events) hook(_ pipeline.Source, ev pipeline.Event) {
+func (e *events) hook(_ context.Context, _ pipeline.Source, ev pipeline.Event) {
 	e.mu.Lock()
 	e.list = append(e.list, ev)
 	e.mu.Unlock()

@@ -26,7 +26,7 @@ func (b *fakeBreaker) stage() pipeline.PolicyFunc[int] {
 		if b.open.Load() {
 			err := &pipeline.StopError{Stage: "breaker", Reason: pipeline.DependencyUnavailable, RetryAfter: b.retryAfter}
 			if next.Observed() {
-				next.Emit(pipeline.Stopped{Err: err})
+				next.Emit(ctx, pipeline.Stopped{Err: err})
 			}
 			return pipeline.Result[int]{
 				Err:     err,

@@ -110,9 +110,9 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		case v.Canceled || ctx.Err() != nil:
 			return p.canceled(ctx, next, r, n)
 		case !v.Retryable():
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.Permanent, Attempts: n, Err: next.ErrOf(r)})
+			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.Permanent, Attempts: n, Err: next.ErrOf(r)})
 		case n >= p.maxAttempts:
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: next.ErrOf(r)})
+			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: next.ErrOf(r)})
 		}
 
 		delay := max(p.backoff.Delay(n+1, v, p.rand), 0)
@@ -123,10 +123,10 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			if hint := v.RetryAfter(); hint > 0 && hint >= time.Until(deadline) {
 				e.Reason, e.RetryAfter = pipeline.HintBeyondDeadline, hint
 			}
-			return p.stop(next, r, e)
+			return p.stop(ctx, next, r, e)
 		}
 		if wait, ok := p.budget.Withdraw(); !ok {
-			return p.stop(next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
+			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
 		}
 		// r will be replaced: release its value now, so that what it holds
 		// (a response's connection) is free during the wait; keep what the
@@ -134,7 +134,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		last = pipeline.Result[T]{Err: next.ErrOf(r), Verdict: v}
 		next.Discard(r)
 		if next.Observed() {
-			p.scheduled(next, Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
+			p.scheduled(ctx, next, Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
 		}
 		if !sleep(ctx, next.Clock(), delay) {
 			p.budget.Refund() // the retry it paid for will not run
@@ -145,21 +145,21 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 
 // scheduled reports e, a retry the budget has paid for; if the event hook
 // panics, the retry will not run, so its token is refunded.
-func (p *Policy[T]) scheduled(next pipeline.Next[T], e Scheduled) {
+func (p *Policy[T]) scheduled(ctx context.Context, next pipeline.Next[T], e Scheduled) {
 	returned := false
 	defer func() {
 		if !returned {
 			p.budget.Refund()
 		}
 	}()
-	next.Emit(e)
+	next.Emit(ctx, e)
 	returned = true
 }
 
 // stop returns r with e as its error, after reporting e.
-func (p *Policy[T]) stop(next pipeline.Next[T], r pipeline.Result[T], e *pipeline.StopError) pipeline.Result[T] {
+func (p *Policy[T]) stop(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T], e *pipeline.StopError) pipeline.Result[T] {
 	if next.Observed() {
-		next.Emit(pipeline.Stopped{Err: e})
+		next.Emit(ctx, pipeline.Stopped{Err: e})
 	}
 	r.Err = e
 	return r
@@ -173,7 +173,7 @@ func (p *Policy[T]) Stage() pipeline.StageInfo {
 // canceled stops the call because ctx is done or the caller canceled the
 // attempt. r is the last attempt, and attempts the number that ran.
 func (p *Policy[T]) canceled(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T], attempts int) pipeline.Result[T] {
-	return p.stop(next, r, p.interrupted(ctx, attempts, next.ErrOf(r)))
+	return p.stop(ctx, next, r, p.interrupted(ctx, attempts, next.ErrOf(r)))
 }
 
 // interrupted is the stop for a call whose ctx is done, or whose caller
@@ -194,7 +194,7 @@ func (p *Policy[T]) interrupted(ctx context.Context, attempts int, err error) *p
 func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal, last pipeline.Result[T], attempts int) pipeline.Result[T] {
 	r := pipeline.Result[T]{Verdict: refusal.Verdict}
 	if ctx.Err() != nil {
-		return p.stop(next, r, p.interrupted(ctx, attempts, last.Err))
+		return p.stop(ctx, next, r, p.interrupted(ctx, attempts, last.Err))
 	}
 	e := pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.DependencyUnavailable, RetryAfter: refusal.Verdict.RetryAfter(), Attempts: attempts, Err: last.Err}
 	inner, isStop := refusal.Err.(*pipeline.StopError) // as stages return it; else look deeper
@@ -216,10 +216,10 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 		}
 	}
 	if isStop && attempts == 0 && e.RetryAfter == inner.RetryAfter && inner.Attempts == 0 && inner.Err == nil && inner.Cause == nil {
-		return p.stop(next, r, inner) // nothing to add: the refusal as it came, with no allocation
+		return p.stop(ctx, next, r, inner) // nothing to add: the refusal as it came, with no allocation
 	}
 	stop := e // escapes: declared here, so that the path above allocates nothing
-	return p.stop(next, r, &stop)
+	return p.stop(ctx, next, r, &stop)
 }
 
 // sleep waits d on clock and reports true, or returns false as soon as ctx is

@@ -65,7 +65,7 @@ func (p *Policy[T]) judge(ctx, inner context.Context, next pipeline.Next[T], r p
 		return r
 	}
 	if next.Observed() {
-		next.Emit(TimedOut{Timeout: p.timeout})
+		next.Emit(inner, TimedOut{Timeout: p.timeout})
 	}
 	if stop, ok := r.Err.(*pipeline.StopError); ok && stop.Reason == pipeline.Deadline {
 		return r // an inner stage already reported this deadline
@@ -87,7 +87,7 @@ func (p *Policy[T]) stop(ctx context.Context, next pipeline.Next[T], r pipeline.
 	}
 	r.Err = err
 	if next.Observed() {
-		next.Emit(pipeline.Stopped{Err: err})
+		next.Emit(ctx, pipeline.Stopped{Err: err})
 	}
 	return r
 }

@@ -31,7 +31,7 @@ type recorder struct {
 	events []pipeline.Event
 }
 
-func (r *recorder) hook(_ pipeline.Source, e pipeline.Event) {
+func (r *recorder) hook(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)

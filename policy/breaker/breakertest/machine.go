@@ -1,6 +1,7 @@
 package breakertest
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -61,7 +62,7 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 		c := cfg
 		c.Clock = clock
 		c.Rand = rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)
-		c.OnEvent = func(_ pipeline.Source, e pipeline.Event) {
+		c.OnEvent = func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 			if tr, ok := e.(breaker.Transition); ok {
 				events = append(events, tr)
 			}
