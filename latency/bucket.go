@@ -5,16 +5,19 @@ import (
 	"time"
 )
 
-// The histogram has one underflow bucket, [0, 1024 ns), and four buckets for
-// every power of two from 2^10 ns (1.024 µs) to 2^36 ns (68.7 s), split
+// The histogram has one underflow bucket, [0, 16.4 µs), and four buckets for
+// every power of two from 2^14 ns (16.4 µs) to 2^35 ns (34.4 s), split
 // geometrically at the fourth roots of two: the bucket boundaries are the
-// integers ceil(2^(e + k/4)) ns for e in 10..35 and k in 0..3. Each bucket's top
+// integers ceil(2^(e + k/4)) ns for e in 14..34 and k in 0..3. Each bucket's top
 // is about 2^(1/4) = 1.19 times its bottom, so its width is under 19% of its
-// lower bound (18.97% at most, after rounding to whole nanoseconds). Samples of
-// 2^36 ns and above are counted in the top bucket, [ceil(2^35.75), 2^36).
+// lower bound. Samples of 2^35 ns and above are counted in the top bucket,
+// [ceil(2^34.75), 2^35). The range covers the latencies of remote calls, 100 µs
+// to 10 s, with room on both sides; within a bucket, the window places
+// samples by the bucket's mean (see Window.Quantile), so the underflow bucket
+// still reads a steady 5 µs as 5 µs.
 const (
-	minExp      = 10 // 2^minExp ns is the lower bound of the first regular bucket
-	maxExp      = 36 // 2^maxExp ns is the upper bound of the top bucket
+	minExp      = 14 // 2^minExp ns is the lower bound of the first regular bucket
+	maxExp      = 35 // 2^maxExp ns is the upper bound of the top bucket
 	subBuckets  = 4  // buckets per power of two
 	numBuckets  = 1 + (maxExp-minExp)*subBuckets
 	topBucket   = numBuckets - 1
@@ -67,14 +70,23 @@ func bucketOf(d time.Duration) int {
 	return 1 + (e-minExp)*subBuckets + subBuckets - 1 - int(b1+b2+b3)
 }
 
-// interpolate returns the value of the j-th (1-based) of the c samples counted
-// in bucket i: the bucket is cut into c equal parts by rank and the sample is
-// placed in the middle of its part, lower[i] + width*(2j-1)/(2c), rounded down.
-// The result always lies inside the bucket. 1 <= j <= c.
-func interpolate(i int, j, c uint64) time.Duration {
-	lo := lower[i]
-	width := lower[i+1] - lo
-	hi, mid := bits.Mul64(width, 2*j-1)
-	off, _ := bits.Div64(hi, mid, 2*c) // hi < 2c because width*(2j-1) < width*2c
-	return time.Duration(lo + off)
+// clampTo returns d moved into bucket i's range, as the bucket counts it.
+func clampTo(i int, d time.Duration) float64 {
+	return min(max(float64(d), float64(lower[i])), float64(lower[i+1]-1))
+}
+
+// place returns the value of the j-th (1-based) of the c samples counted in
+// bucket i, whose sum is sum. The samples are taken to be spread evenly by
+// rank over the widest interval centred on their mean that fits in the
+// bucket, each in the middle of its part: mean + h*((2j-1)/c - 1), where h is
+// the distance from the mean to the nearer edge. Samples that all had one
+// value therefore read as that value at the middle rank, and samples spread
+// over the bucket (mean near its middle) read as an even spread over it. The
+// result always lies inside the bucket. 1 <= j <= c.
+func place(i int, j, c uint64, sum float64) time.Duration {
+	lo, hi := float64(lower[i]), float64(lower[i+1]-1)
+	mean := min(max(sum/float64(c), lo), hi)
+	h := min(mean-lo, hi-mean)
+	v := mean + h*(float64(2*j-1)/float64(c)-1)
+	return time.Duration(min(max(v, lo), hi))
 }

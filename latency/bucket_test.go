@@ -26,10 +26,10 @@ func TestRootConstants(t *testing.T) {
 }
 
 func TestBucketLayout(t *testing.T) {
-	require.Equal(t, 105, numBuckets)
+	require.Equal(t, 85, numBuckets)
 	assert.Equal(t, uint64(0), lower[0])
-	assert.Equal(t, uint64(1024), lower[1])
-	assert.Equal(t, uint64(1)<<36, lower[numBuckets])
+	assert.Equal(t, uint64(16384), lower[1])
+	assert.Equal(t, uint64(1)<<35, lower[numBuckets])
 	worst := 0.0
 	for e := uint(minExp); e < maxExp; e++ {
 		for k := uint(0); k < subBuckets; k++ {
@@ -57,27 +57,27 @@ func TestBucketOfSteps(t *testing.T) {
 		{-1, 0},
 		{0, 0},
 		{1, 0},
-		{1023, 0},
-		{1024, 1},
-		{1217, 1},
-		{1218, 2},
-		{1448, 2},
-		{1449, 3},
-		{1722, 3},
-		{1723, 4},
-		{2047, 4},
-		{2048, 5},
-		{time.Millisecond, 1 + (19-10)*4 + 3}, // 1e6 ns lies in [ceil(2^19.75), 2^20)
-		{1 << 20, 1 + (20-10)*4},
-		{536870912, 1 + (29-10)*4},
-		{638450708, 1 + (29-10)*4},
-		{638450709, 1 + (29-10)*4 + 1},
-		{57785961645, 103},
-		{57785961646, 104},
-		{1<<36 - 1, 104},
-		{1 << 36, 104}, // above the range: clamped into the top bucket
-		{time.Hour, 104},
-		{math.MaxInt64, 104},
+		{16383, 0},
+		{16384, 1},
+		{19483, 1},
+		{19484, 2},
+		{23170, 2},
+		{23171, 3},
+		{27554, 3},
+		{27555, 4},
+		{32767, 4},
+		{32768, 5},
+		{time.Millisecond, 1 + (19-14)*4 + 3}, // 1e6 ns lies in [ceil(2^19.75), 2^20)
+		{1 << 20, 1 + (20-14)*4},
+		{536870912, 1 + (29-14)*4},
+		{638450708, 1 + (29-14)*4},
+		{638450709, 1 + (29-14)*4 + 1},
+		{28892980822, 83},
+		{28892980823, 84},
+		{1<<35 - 1, 84},
+		{1 << 35, 84}, // above the range: clamped into the top bucket
+		{time.Hour, 84},
+		{math.MaxInt64, 84},
 	} {
 		assert.Equal(t, tc.want, bucketOf(tc.d), "bucketOf(%d)", int64(tc.d))
 	}
@@ -95,13 +95,13 @@ func TestBucketOfEdges(t *testing.T) {
 func TestBucketOfProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := time.Duration(rapid.OneOf(
-			rapid.Int64Range(-10, 1<<12),
-			rapid.Int64Range(0, 1<<37),
+			rapid.Int64Range(-10, 1<<16),
+			rapid.Int64Range(0, 1<<36),
 			rapid.Int64(),
 		).Draw(t, "d"))
 		i := bucketOf(d)
 		v := uint64(max(d, 0))
-		if v >= 1<<36 {
+		if v >= 1<<35 {
 			assert.Equal(t, topBucket, i)
 			return
 		}
@@ -110,20 +110,24 @@ func TestBucketOfProperty(t *testing.T) {
 	})
 }
 
-func TestInterpolate(t *testing.T) {
-	// One sample sits in the middle of its bucket; c samples split it evenly.
-	assert.Equal(t, time.Duration(512), interpolate(0, 1, 1))
-	assert.Equal(t, time.Duration(1024+194/2), interpolate(1, 1, 1))
-	assert.Equal(t, time.Duration(128), interpolate(0, 1, 4))
-	assert.Equal(t, time.Duration(896), interpolate(0, 4, 4))
+func TestPlace(t *testing.T) {
+	// Samples spread over the bucket (mean at its middle) split it evenly by
+	// rank; samples of one value read as that value at the middle rank.
+	mid := func(i int) float64 { return float64(lower[i]+lower[i+1]-1) / 2 }
+	assert.Equal(t, time.Duration(8191), place(0, 1, 1, mid(0)))
+	assert.Equal(t, time.Duration(2047), place(0, 1, 4, 4*mid(0)))
+	assert.Equal(t, time.Duration(14335), place(0, 4, 4, 4*mid(0)))
+	assert.Equal(t, 10*time.Microsecond, place(0, 1, 1, 10e3))
+	assert.Equal(t, 10*time.Millisecond, place(bucketOf(10*time.Millisecond), 50, 99, 99*10e6))
 	rapid.Check(t, func(t *rapid.T) {
 		i := rapid.IntRange(0, topBucket).Draw(t, "i")
 		c := rapid.Uint64Range(1, math.MaxUint32).Draw(t, "c")
 		j := rapid.Uint64Range(1, c).Draw(t, "j")
-		d := interpolate(i, j, c)
-		assert.Equal(t, i, bucketOf(d), "interpolate(%d, %d, %d) = %d", i, j, c, d)
+		mean := rapid.Float64Range(float64(lower[i]), float64(lower[i+1]-1)).Draw(t, "mean")
+		d := place(i, j, c, mean*float64(c))
+		assert.Equal(t, i, bucketOf(d), "place(%d, %d, %d, mean %v) = %d", i, j, c, mean, d)
 		if j < c {
-			assert.LessOrEqual(t, d, interpolate(i, j+1, c), "not monotonic in rank")
+			assert.LessOrEqual(t, d, place(i, j+1, c, mean*float64(c)), "not monotonic in rank")
 		}
 	})
 }

@@ -19,7 +19,7 @@ const (
 	// span, and expires a tenth of it at a time.
 	DefaultSlices = 10
 	// MaxSlices is the most slices a window may be cut into. Each slice costs
-	// 424 bytes, so a window of MaxSlices slices takes about 424 KB.
+	// 344 bytes, so a window of MaxSlices slices takes about 344 KB.
 	MaxSlices = 1000
 )
 

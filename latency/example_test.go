@@ -36,7 +36,7 @@ func Example() {
 	fmt.Println("idle:", p95, n)
 	// Output:
 	// cold: 0s 0
-	// p95: 96ms from 100 samples
+	// p95: 95ms from 100 samples
 	// idle: 0s 0
 }
 
@@ -65,9 +65,9 @@ func ExampleWindow() {
 			fmt.Println(median.Round(time.Millisecond), n)
 		}
 	}
-	// Every attempt took 20 ms; the median reads 22 ms because all forty samples
-	// share the bucket [19.95 ms, 23.73 ms) and are spread across it by rank.
+	// Every attempt took 20 ms, and the median reads 20 ms: the forty samples
+	// share the bucket [19.95 ms, 23.73 ms), and the bucket's mean places them.
 
 	// Output:
-	// 22ms 40
+	// 20ms 40
 }

@@ -151,15 +151,10 @@ func (s *windowMachine) Quantile(t *rapid.T) {
 	}
 	r := int(rank(cq, n))
 	if !s.m.memoOK || cq != s.m.memoQ || s.m.adds > n/32 {
-		// A recompute: exactly what a new window holding the same samples says,
-		// and in the bucket of the exact order statistic.
-		fresh, err := NewWindow(time.Second, 1)
-		require.NoError(t, err)
-		for _, x := range held {
-			fresh.Add(0, x)
-		}
-		want, _ := fresh.Quantile(0, cq)
-		assert.Equal(t, want, d, "recomputed quantile q=%v", cq)
+		// A recompute: in the bucket of the exact order statistic. (Where it
+		// lies in the bucket depends on the bucket's mean, which an expired
+		// slice leaves approximate: TestSteadyLatencyReadsExactly and the
+		// accuracy tables check the placement.)
 		assert.Equal(t, bucketOf(held[r-1]), bucketOf(d), "q=%v rank %d of %d: exact %v, got %v", cq, r, n, held[r-1], d)
 		s.m.memoOK, s.m.memoQ, s.m.memoD, s.m.adds = true, cq, d, 0
 		return

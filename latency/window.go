@@ -29,7 +29,7 @@ const maxSamples = math.MaxUint32
 // in the current slice.
 //
 // A Window holds at most 2^32-1 samples at once; further samples are dropped
-// until slices expire. Its memory is 424 bytes per slice plus 520 bytes
+// until slices expire. Its memory is 344 bytes per slice plus 1128 bytes
 // (on 64-bit platforms).
 //
 // The zero Window is not usable: build one with [NewWindow]. A Window is NOT
@@ -44,6 +44,12 @@ type Window struct {
 	n     int           // samples held: the sum of total
 	ring  []slice
 	total [numBuckets]uint32 // the sum of the slices' counts, so that a read never sums slices
+	// sums holds, per bucket, the sum of the samples total counts, each
+	// clamped to its bucket: the bucket's mean places its samples (see
+	// place). Slices keep no sums: an expiring slice takes its samples away
+	// at their bucket's mean, which is exact while a bucket's samples hold
+	// steady over the window and stays inside the bucket otherwise.
+	sums [numBuckets]float64
 
 	// The memo: the result of the last quantile computed, valid while memoOK.
 	memoOK bool
@@ -114,6 +120,7 @@ func (w *Window) Add(now, d time.Duration) {
 	s.counts[i]++
 	s.n++
 	w.total[i]++
+	w.sums[i] += clampTo(i, d)
 	w.n++
 	w.adds++
 }
@@ -125,11 +132,14 @@ func (w *Window) Add(now, d time.Duration) {
 // q is clamped to [0, 1] (NaN reads as 0): a caller that takes q from its own
 // configuration must validate it there. The quantile is the sample of rank
 // ceil(q x samples) (at least 1), located in its bucket and placed within the
-// bucket by linear interpolation on rank, so it lies in the same bucket as the
-// exact order statistic: within 19% of it below 68.7 s, and under 1024 ns for
-// samples under 1 µs. Samples of 68.7 s (2^36 ns) and more read as under 68.7 s.
+// bucket by rank over the widest interval centred on the bucket's mean (see
+// place), so it lies in the same bucket as the exact order statistic: within
+// 19% of it below 34.4 s, and under 16.4 µs for samples under 16.4 µs. A
+// latency that holds steady reads as itself, to well under 1% at the median
+// (the buckets' means are exact for it); samples of 34.4 s (2^35 ns) and more
+// read as under 34.4 s.
 //
-// The result is memoized: it is recomputed (a scan of about 105 buckets) only
+// The result is memoized: it is recomputed (a scan of at most 85 buckets) only
 // when q differs from the last call's, a slice has rotated, or more than
 // samples/32 samples were added since it was computed. A memoized result is
 // therefore the quantile of the window without at most samples/32 of its newest
@@ -168,7 +178,7 @@ func (w *Window) compute(q float64) time.Duration {
 	var below uint64 // samples in the buckets before i
 	for i, c := range w.total {
 		if below+uint64(c) >= r {
-			return interpolate(i, r-below, uint64(c))
+			return place(i, r-below, uint64(c), w.sums[i])
 		}
 		below += uint64(c)
 	}
@@ -196,6 +206,7 @@ func (w *Window) rotate(now time.Duration) {
 		if w.n > 0 {
 			clear(w.ring)
 			clear(w.total[:])
+			clear(w.sums[:])
 			w.n = 0
 		}
 		return
@@ -210,6 +221,14 @@ func (w *Window) rotate(now time.Duration) {
 			continue
 		}
 		for i, c := range s.counts {
+			if c == 0 {
+				continue
+			}
+			if c == w.total[i] {
+				w.sums[i] = 0
+			} else {
+				w.sums[i] -= w.sums[i] * float64(c) / float64(w.total[i])
+			}
 			w.total[i] -= c
 		}
 		w.n -= int(s.n)

@@ -103,9 +103,10 @@ func ExampleReport_WriteSeries() {
 // Hedging a dependency with a heavy tail (median 20 ms, p99 400 ms): once 20
 // successes are measured, an attempt still running at the measured p95 gets a
 // second copy, and the first answer wins. The p99 of served calls falls from
-// about 400 ms to under 200 ms, for about 7% more attempts: the delay settles
-// a little under the true p95 (166 ms), because the slowest samples it reads
-// are cut short by the hedges that beat them (see docs/simulation.md).
+// about 400 ms to under 200 ms, for about 7% more attempts: the delay sits a
+// little under the true p95 (166 ms), because the slowest samples it reads are
+// cut short by the hedges that beat them, and starts low (see
+// docs/simulation.md).
 func ExampleHedge() {
 	report, err := simulation.Run(simulation.Config{
 		Name:       "hedged",
@@ -125,9 +126,9 @@ func ExampleHedge() {
 	//   served        6000 (availability 100.00%)
 	//   refused       0 by breaker, 0 by budget
 	//   failed        0
-	//   attempts      6414 (1.069 per call; worst second 6: 1.180)
-	//   latency       p50 20.4ms, p90 104.9ms, p99 191.2ms (served calls, end to end)
-	//   hedges        414 sent (0.069 per call; median delay 143.8ms), 299 won, 0 skipped
+	//   attempts      6413 (1.069 per call; worst second 6: 1.180)
+	//   latency       p50 20.4ms, p90 105.0ms, p99 191.5ms (served calls, end to end)
+	//   hedges        413 sent (0.069 per call; median delay 143.5ms), 297 won, 0 skipped
 	//   breaker       0 opens, 0 probes (peak 0 per 100ms at 0s)
 	//   recovery      no faults
 }
@@ -165,8 +166,8 @@ func ExampleSlowJudge() {
 		fmt.Println()
 	}
 	// Output:
-	// median: judged by the breaker's threshold, trip window peak 0.507, tripped true; breaker opened 14.028s into the brownout (slow calls)
-	// chased p99: judged by p99 of the last 30s, trip window peak 0.073, tripped false
+	// median: judged by the breaker's threshold, trip window peak 0.509, tripped true; breaker opened 14.028s into the brownout (slow calls)
+	// chased p99: judged by p99 of the last 30s, trip window peak 0.074, tripped false
 }
 
 // The ramp against the cliff, as the command runs it: one breaker without a
@@ -187,8 +188,8 @@ func ExampleScenario() {
 	fmt.Print(s.Summary(reports))
 	// Output:
 	// ramp-vs-cliff/cliff: served 86, 4 opens, 0 ramps
-	// ramp-vs-cliff/ramp: served 803, 1 opens, 1 ramps
+	// ramp-vs-cliff/ramp: served 756, 1 opens, 1 ramps
 	// served over the 45s after the outage (calls offered in [35s, 80s) and served, of 1350 offered):
 	//   ramp-vs-cliff/cliff       86
-	//   ramp-vs-cliff/ramp       803 (9.34 x the first)
+	//   ramp-vs-cliff/ramp       756 (8.79 x the first)
 }

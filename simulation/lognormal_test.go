@@ -84,19 +84,32 @@ func (l logNormal) sampled(d, x time.Duration, won float64) float64 {
 
 // estimatedDelay is what the estimator reads as the q-th quantile of the
 // samples a delay d produces, in expectation: the latency package's histogram
-// buckets (bounds ceil(2^(i/4)) ns) and its linear interpolation within the
-// bucket that holds the quantile's rank (found from d/2 up).
+// buckets (bounds ceil(2^(i/4)) ns), the bucket that holds the quantile's rank
+// (found from d/2 up), and the placement within it by the bucket's mean: the
+// bucket's samples read as spread evenly, by rank, over the widest interval
+// centred on their mean that fits in the bucket.
 func (l logNormal) estimatedDelay(d time.Duration, q float64) time.Duration {
 	won := l.hedgeWins(d) * l.survival(d)
 	bound := func(i int) time.Duration { return time.Duration(math.Ceil(math.Pow(2, float64(i)/4))) }
 	i := int(4 * math.Log2(float64(d/2)))
 	lo := bound(i)
 	flo := l.sampled(d, lo, won)
-	for ; i < 4*36; i++ {
+	for ; i < 4*35; i++ {
 		hi := bound(i + 1)
 		fhi := l.sampled(d, hi, won)
 		if flo < q && q <= fhi {
-			return lo + time.Duration(float64(hi-lo)*(q-flo)/(fhi-flo))
+			// The bucket's mean: lo plus the integral of P(lo < X, X > x) over
+			// the bucket, over P(X in the bucket), by the midpoint rule.
+			const steps = 32
+			w := float64(hi-lo) / steps
+			above := 0.0
+			for k := range steps {
+				x := lo + time.Duration((float64(k)+0.5)*w)
+				above += (fhi - l.sampled(d, x, won)) * w
+			}
+			mean := float64(lo) + above/(fhi-flo)
+			h := min(mean-float64(lo), float64(hi)-mean)
+			return time.Duration(mean + h*(2*(q-flo)/(fhi-flo)-1))
 		}
 		lo, flo = hi, fhi
 	}

@@ -93,7 +93,7 @@ func TestRunsTheRampVsCliffScenario(t *testing.T) {
 	assert.Contains(t, out, "\tprobes\tramping\tramp_fraction\tramp_clock\tramp_evidence\n", "the ramped run's series has the ramp's columns")
 	assert.Contains(t, out, "served over the 45s after the outage (calls offered in [35s, 80s) and served, of 1350 offered):\n"+
 		"  ramp-vs-cliff/cliff       86\n"+
-		"  ramp-vs-cliff/ramp       803 (9.34 x the first)\n")
+		"  ramp-vs-cliff/ramp       756 (8.79 x the first)\n")
 	for _, name := range []string{"ramp-vs-cliff-cliff.svg", "ramp-vs-cliff-ramp.svg", "ramp-vs-cliff-served-per-second.svg",
 		"ramp-vs-cliff-share-of-calls-the-breaker-admitted.svg", "ramp-vs-cliff-the-ramp-s-admitted-fraction-and-its-two-terms.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))

@@ -158,11 +158,11 @@ func ExampleBreaker_NormalLatency() {
 	normal, _ = b.NormalLatency()
 	fmt.Println("normal latency, still:", normal.Round(time.Millisecond))
 	// Output:
-	// normal latency: 22ms
-	// slow above: 66ms
+	// normal latency: 20ms
+	// slow above: 60ms
 	// opened: slow calls
 	// after 15s of brownout
-	// normal latency, still: 22ms
+	// normal latency, still: 20ms
 }
 
 // The relative failure ratio: a dependency that normally fails 1% of the time

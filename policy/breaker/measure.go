@@ -139,7 +139,8 @@ func (b *Breaker) normalFailureRate(now instant) (float64, bool) {
 // NormalLatency returns the dependency's measured normal latency as of now on
 // the breaker's clock: the SlowCalls.Quantile of the durations of the successful
 // attempts recorded while Closed during the last SlowCalls.Window, as the
-// histogram of package latency reads it (within 19% of the exact quantile). It
+// histogram of package latency reads it (in the exact quantile's bucket, so
+// within 19% of it, and within 2% for a latency that holds steady). It
 // returns false ("none") while fewer than SlowCalls.MinimumSamples successes
 // are in the window, which is also what an idle window decays to, and always
 // when SlowCalls is disabled. Open, close, Isolate and Reset never clear it.
