@@ -202,3 +202,58 @@ func BenchmarkRampParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkShadow prices shadow mode: a closed breaker in shadow mode on the
+// two-step API (the path of a healthy call, as BenchmarkAdmitDone), and an
+// isolated one through the stage, where every attempt is a would-be refusal
+// that runs all the same (compare BenchmarkRefusal, which does not run it).
+func BenchmarkShadow(b *testing.B) {
+	b.Run("closed", func(b *testing.B) {
+		br, err := breaker.New(breaker.Config{Shadow: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			t, err := br.Admit()
+			if err != nil {
+				b.Fatal(err)
+			}
+			br.Done(t, outcome.Verdict{})
+		}
+	})
+	b.Run("refusing", func(b *testing.B) {
+		br, err := breaker.New(breaker.Config{Shadow: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		br.Isolate()
+		p := pipeline.New(breaker.Guard[int](br))
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Execute(ctx, succeed); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRefusalLockFree is an open breaker without a hook refusing through
+// the stage during its break: the refusal that takes no lock.
+func BenchmarkRefusalLockFree(b *testing.B) {
+	br, err := breaker.New(breaker.Config{ConsecutiveFailures: 1, BreakDuration: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, _ := br.Admit()
+	br.Done(t, outcome.Verdict{Kind: outcome.Transient})
+	p := pipeline.New(breaker.Guard[int](br))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Execute(ctx, succeed); err == nil {
+			b.Fatal("admitted")
+		}
+	}
+}

@@ -42,6 +42,11 @@ type Breaker struct {
 	// under mu, read without it by admit, so that a breaker without a hook
 	// refuses during its break without taking the lock.
 	openUntil atomic.Int64
+	// shadow is the mode (see Config.Shadow). It is written only with mu held,
+	// so that it never changes in the middle of a decision, and read with mu
+	// held by the state machine, and without it by admit's lock-free refusal
+	// and by Shadow.
+	shadow atomic.Bool
 
 	// mu is the breaker's one lock. It guards every field from here to queue,
 	// the two baselines and the recovery ramp included.
@@ -110,6 +115,7 @@ func New(cfg Config) (*Breaker, error) {
 		return nil, err
 	}
 	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: "breaker", Name: cfg.Name}, lastSlot: ordinary, scaledFrom: -1}
+	b.shadow.Store(cfg.Shadow)
 	src := cfg.Rand
 	if src == nil {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
@@ -189,6 +195,11 @@ func (b *Breaker) observe(now instant) instant {
 // reaches 1). Admission is the only thing that moves an Open breaker whose break
 // has elapsed to HalfOpen; that attempt is a probe.
 //
+// In shadow mode (see [Config.Shadow]) Admit never refuses: an attempt it would
+// have refused is admitted with a Ticket whose Shadow method reports true and
+// whose outcome the breaker ignores, and its Rejection event is raised all the
+// same.
+//
 // If Config.OnEvent panics while Admit delivers events, the panic reaches the
 // caller and the admission is withdrawn: its probe slot, if it took one, is
 // free again, and nothing is recorded for it.
@@ -225,19 +236,20 @@ func (b *Breaker) sharedRefusal(retryAfter time.Duration) *pipeline.StopError {
 }
 
 // reject reports a refusal to the hook, if there is one: a breaker nobody
-// observes does not pay for building the event.
+// observes does not pay for building the event. In shadow mode the refusal is
+// hypothetical, and the event says so. Call it with mu held.
 func (b *Breaker) reject(state State, wait time.Duration, now instant) {
 	if b.onEvent != nil {
-		b.emit(Rejection{State: state, RetryAfter: wait, At: b.at(now)})
+		b.emit(Rejection{State: state, RetryAfter: wait, At: b.at(now), Shadow: b.shadow.Load()})
 	}
 }
 
 func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	now := b.now()
-	if until := instant(b.openUntil.Load()); now.Before(until) && b.onEvent == nil {
+	if until := instant(b.openUntil.Load()); now.Before(until) && b.onEvent == nil && !b.shadow.Load() {
 		// Open, and no hook to tell of the refusal: nothing to change, so no
 		// lock to take. An open breaker under load must cost less than a
-		// healthy call.
+		// healthy call. (A shadow breaker admits instead, under the lock.)
 		return Ticket{}, until.Sub(now), false
 	}
 	b.mu.Lock()
@@ -245,6 +257,9 @@ func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	t, ok = Ticket{start: now, id: ordinary}, true
 	if b.state != Closed { // Closed is the hot path
 		t, retryAfter, ok = b.admitLocked(now)
+		if !ok && b.shadow.Load() { // refused, and raised its Rejection: admit it anyway
+			t, retryAfter, ok = Ticket{start: now, id: shadowTicket}, 0, true
+		}
 	}
 	queued := len(b.queue) > 0
 	b.mu.Unlock()
@@ -266,7 +281,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 		b.state = HalfOpen
 		b.openUntil.Store(0)
 		b.successes = 0
-		b.emit(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
+		b.transition(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
 		fallthrough
 	case HalfOpen:
 		free := -1
@@ -284,7 +299,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 			return Ticket{}, 0, false
 		}
 		b.lastSlot++
-		b.slots[free] = slot{id: b.lastSlot, expires: now.Add(b.nominal)}
+		b.slots[free] = slot{id: b.lastSlot, expires: now.Add(b.probeLife())}
 		return Ticket{start: now, id: b.lastSlot}, 0, true
 	case Recovering:
 		return b.admitRamp(now)
@@ -301,7 +316,10 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 // is Open or Isolated (they come from attempts admitted before it opened), while
 // HalfOpen from anything but a current probe, and while Recovering from anything
 // the current ramp did not admit. An outcome that finds a ramp run out closes
-// the breaker first and counts as a closed-state sample.
+// the breaker first and counts as a closed-state sample. The outcome of an
+// attempt admitted only because the breaker was in shadow mode
+// ([Ticket.Shadow]) is always ignored, whatever the state and the mode are by
+// the time it is recorded.
 //
 // The outcome is recorded before any event is delivered: if Config.OnEvent
 // panics during Record, t has been recorded, and must not be recorded again.
@@ -320,8 +338,8 @@ func (b *Breaker) Done(t Ticket, v outcome.Verdict) {
 // it delivers any event: the stage's unwinding path (doneIfUnwinding) then finds
 // nothing to record if the hook panics.
 func (b *Breaker) finish(now instant, t *Ticket, v outcome.Verdict, d time.Duration) {
-	if t.id == 0 {
-		return
+	if t.id == 0 || t.id == shadowTicket {
+		return // no admission, or one a real breaker would have refused
 	}
 	b.mu.Lock()
 	b.record(b.observe(now), *t, v, d)
@@ -442,7 +460,7 @@ func (b *Breaker) trip(now instant, cause Cause) {
 	b.state = Open
 	b.openUntil.Store(int64(b.until))
 	b.clearEvidence()
-	b.emit(Transition{From: from, To: Open, Cause: cause, Break: b.served, At: b.at(now)})
+	b.transition(Transition{From: from, To: Open, Cause: cause, Break: b.served, At: b.at(now)})
 }
 
 // close closes a half-open breaker whose probes succeeded. Call it with mu held.
@@ -450,7 +468,7 @@ func (b *Breaker) close(now instant) {
 	b.state = Closed
 	b.trips = 0
 	b.clearEvidence()
-	b.emit(Transition{From: HalfOpen, To: Closed, Cause: CauseProbesSucceeded, At: b.at(now)})
+	b.transition(Transition{From: HalfOpen, To: Closed, Cause: CauseProbesSucceeded, At: b.at(now)})
 }
 
 // clearEvidence forgets the trip window, the failure run and the probes. Call it

@@ -142,6 +142,17 @@ type Config struct {
 	// default.
 	Recovery *Recovery
 
+	// Shadow, if true, starts the breaker in shadow mode, in which it refuses
+	// nothing: it runs its whole state machine (trips, breaks, probes, the
+	// recovery ramp, the measured normals, its events) on the attempts it
+	// would have admitted, and admits the rest too, ignoring their outcomes,
+	// so that it decides exactly what a real breaker would, without acting on
+	// it. Its events carry Shadow set. Use it to try a new configuration
+	// against production traffic before it refuses anything. Nothing refuses
+	// in shadow mode, not even Isolate or IsolateFor. [Breaker.SetShadow]
+	// changes the mode at run time. False (the default) is a real breaker.
+	Shadow bool
+
 	// Clock is the breaker's own clock: breaks, the trip window, probe slot
 	// expiry and attempt durations are all measured on it. Nil means real time.
 	Clock clockwork.Clock

@@ -1,6 +1,9 @@
 package breaker
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // State returns the breaker's state as of now on its clock. Reading it never
 // changes anything: an Open breaker whose break has elapsed reads HalfOpen, but
@@ -44,8 +47,10 @@ type Snapshot struct {
 	// the next break. A recovery ramp keeps it until the ramp closes the
 	// breaker; Reset zeroes it.
 	Trips int
-	// Nominal is the latest break before jitter (grown and capped), and Break the
-	// break actually served; both are 0 before the first trip and after Reset.
+	// Nominal is the latest trip's break before jitter (grown and capped), and
+	// Break the latest break actually served, a trip's or IsolateFor's; both
+	// are 0 before the first trip or IsolateFor and after Reset. IsolateFor
+	// leaves Nominal alone, since it is not a trip.
 	Nominal, Break time.Duration
 	// BreakEnds is when the latest break ends (the zero time if there is none).
 	BreakEnds time.Time
@@ -85,6 +90,11 @@ type Snapshot struct {
 	// above Config.FailureRatio), else Config.FailureRatio, else 0 (no ratio trip
 	// on failures is armed).
 	FailureTripPoint float64
+
+	// Shadow reports whether the breaker is in shadow mode (see Config.Shadow).
+	// The other fields then describe the hypothetical breaker: State may read
+	// Open while every attempt is admitted.
+	Shadow bool
 }
 
 // Snapshot reads the breaker's state without changing it.
@@ -100,8 +110,9 @@ func (b *Breaker) Snapshot() Snapshot {
 		Nominal:             b.nominal,
 		Break:               b.served,
 		ProbeSuccesses:      b.successes,
+		Shadow:              b.shadow.Load(),
 	}
-	if b.nominal > 0 {
+	if b.nominal > 0 || b.served > 0 { // a trip, or IsolateFor, set a break
 		s.BreakEnds = b.at(b.until)
 	}
 	switch {
@@ -133,6 +144,7 @@ func (b *Breaker) Snapshot() Snapshot {
 // recovery ramp included): every attempt is refused with a zero retry-after
 // hint, outcomes of attempts already in flight are ignored, and no break ever
 // ends it. Like a trip, it clears the trip window and keeps the measured normals.
+// [Breaker.IsolateFor] opens it for a given time instead.
 func (b *Breaker) Isolate() {
 	now := b.now()
 	b.mu.Lock()
@@ -142,13 +154,61 @@ func (b *Breaker) Isolate() {
 		b.state = Isolated
 		b.openUntil.Store(0)
 		b.clearEvidence()
-		b.emit(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: b.at(now)})
+		b.transition(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: b.at(now)})
 	}
 	queued := len(b.queue) > 0
 	b.mu.Unlock()
 	if queued {
 		b.flush()
 	}
+}
+
+// IsolateFor opens the breaker for exactly d, whatever its state (a recovery
+// ramp or Isolate included): the state is Open, its break is d with no
+// jitter, and, as after any break, the first attempt after it makes the
+// breaker HalfOpen and becomes a probe. It raises a Transition with Cause
+// CauseForced and Break d, even from Open, whose break it replaces, longer or
+// shorter. It is not a trip: the count of trips, and with it the growth of the
+// next break, is left as it was. Like a trip, it clears the trip window and
+// keeps the measured normals. Use it to give a dependency a known rest, such as
+// a maintenance window; [Breaker.Isolate] rests it until Reset.
+//
+// IsolateFor panics if d is not positive or is above MaxDuration: a break of
+// no time, or one whose end could overflow the breaker's clock, is a mistake
+// in the calling code, as a nil breaker given to Guard is.
+func (b *Breaker) IsolateFor(d time.Duration) {
+	now := b.now()
+	if d <= 0 || d > MaxDuration {
+		panic(fmt.Sprintf("breaker: IsolateFor: the duration must lie in (0, MaxDuration], got %v", d))
+	}
+	b.mu.Lock()
+	now = b.observe(now)
+	if b.state == Recovering && b.rampFraction(now) >= 1 {
+		b.finishRamp(now) // it reads Closed, and the break growth it lost with it
+	}
+	from := b.state
+	b.state = Open
+	b.served = d
+	b.until = now.Add(d)
+	b.openUntil.Store(int64(b.until))
+	b.clearEvidence()
+	b.transition(Transition{From: from, To: Open, Cause: CauseForced, Break: d, At: b.at(now)})
+	queued := len(b.queue) > 0
+	b.mu.Unlock()
+	if queued {
+		b.flush()
+	}
+}
+
+// probeLife is how long a probe slot is held before it expires: the nominal
+// break of the latest trip, or, when a break from IsolateFor came before any
+// trip, Config.BreakDuration, the break the first trip would serve. Call it
+// with mu held.
+func (b *Breaker) probeLife() time.Duration {
+	if b.nominal > 0 {
+		return b.nominal
+	}
+	return b.cfg.breakDuration
 }
 
 // Reset closes the breaker, whatever its state, clears its trip window and
@@ -169,7 +229,7 @@ func (b *Breaker) Reset() {
 	b.nominal, b.served, b.until = 0, 0, 0
 	b.clearEvidence()
 	if from != Closed {
-		b.emit(Transition{From: from, To: Closed, Cause: CauseReset, At: b.at(now)})
+		b.transition(Transition{From: from, To: Closed, Cause: CauseReset, At: b.at(now)})
 	}
 	queued := len(b.queue) > 0
 	b.mu.Unlock()

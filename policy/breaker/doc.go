@@ -17,7 +17,9 @@
 // the first attempt after that makes it HalfOpen and becomes a probe. HalfOpen
 // admits at most Config.HalfOpenProbes probes at a time; Config.ProbeSuccesses
 // successful probes close it, and one failed or slow probe opens it again with a
-// longer break. Isolated is a manual Open that never ends by itself.
+// longer break. Isolated is a manual Open that never ends by itself;
+// [Breaker.IsolateFor] is a manual Open for a given time, which is not a trip
+// and ends, as a break does, in HalfOpen.
 //
 // Reading the state ([Breaker.State], [Breaker.Snapshot]) never changes it: an
 // Open breaker whose break has elapsed reads HalfOpen, and only the next admission
@@ -76,6 +78,19 @@
 // 2 × TripWindow. A zero Failures.Window is derived to meet that exactly, and a
 // relative trip left at its zero value steps aside when that would take more than
 // an hour.
+//
+// # Shadow mode
+//
+// A breaker in shadow mode (Config.Shadow, [Breaker.SetShadow]) refuses
+// nothing, and otherwise does everything a real breaker does: it trips,
+// breaks, probes, ramps and measures its normals on the attempts a real
+// breaker would have admitted, and raises the same events, marked Shadow. An
+// attempt a real breaker would have refused raises its Rejection, is admitted
+// all the same, and its outcome is ignored ([Ticket.Shadow]): a real breaker
+// would never have run it, so it is no evidence. Fed the same attempts, a
+// shadow breaker and a real one make the same transitions. Put a new
+// configuration in shadow mode beside the breaker in use to see, from its
+// events, what it would have refused, before it refuses anything.
 //
 // # Use
 //

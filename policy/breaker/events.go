@@ -45,6 +45,8 @@ const (
 	// CauseRampDone: the recovery ramp's admitted fraction reached 1, and the
 	// first admission or outcome after that closed the breaker.
 	CauseRampDone
+	// CauseForced: Breaker.IsolateFor opened the breaker for a given time.
+	CauseForced
 )
 
 // String returns the cause in words.
@@ -74,18 +76,26 @@ func (c Cause) String() string {
 		return "ramp failed"
 	case CauseRampDone:
 		return "ramp done"
+	case CauseForced:
+		return "forced open"
 	}
 	return fmt.Sprintf("breaker.Cause(%d)", uint8(c))
 }
 
 // Transition reports a change of the breaker's stored state, at the moment it
 // happened on the breaker's clock. Break is the break actually served (after
-// jitter) when To is Open, and 0 otherwise.
+// jitter) when To is Open, and 0 otherwise. [Breaker.IsolateFor] raises one
+// even when the breaker was already Open (From and To both Open), since it
+// replaces the break.
 type Transition struct {
 	From, To State
 	Cause    Cause
 	Break    time.Duration
 	At       time.Time
+	// Shadow is true when the breaker was in shadow mode (see Config.Shadow):
+	// the transition happened, but only to the hypothetical breaker, and
+	// changed nothing for the attempts.
+	Shadow bool
 }
 
 // Name returns "breaker.transition".
@@ -97,6 +107,10 @@ type Rejection struct {
 	State      State
 	RetryAfter time.Duration
 	At         time.Time
+	// Shadow is true when the breaker was in shadow mode (see Config.Shadow):
+	// the attempt was admitted after all, and the refusal is what the breaker
+	// would have done.
+	Shadow bool
 }
 
 // Name returns "breaker.rejection".
@@ -107,6 +121,15 @@ func (Rejection) Name() string { return "breaker.rejection" }
 func (b *Breaker) emit(e pipeline.Event) {
 	if b.onEvent != nil {
 		b.queue = append(b.queue, e)
+	}
+}
+
+// transition queues t for delivery, marked with the breaker's mode. Call it
+// with mu held, once the change t reports is made.
+func (b *Breaker) transition(t Transition) {
+	if b.onEvent != nil {
+		t.Shadow = b.shadow.Load()
+		b.queue = append(b.queue, t)
 	}
 }
 
@@ -134,8 +157,8 @@ const (
 // releasing the delivery mutex, so an event queued by a goroutine whose TryLock
 // failed is delivered by it, within its maxBatches batches; after those it
 // returns, and the events still queued are delivered, oldest first, by the next
-// call to Admit, Record, Done, Isolate or Reset, each of which flushes whenever
-// it finds the queue not empty.
+// call to Admit, Record, Done, Isolate, IsolateFor or Reset, each of which
+// flushes whenever it finds the queue not empty.
 func (b *Breaker) flush() {
 	for range maxBatches {
 		if !b.delivering.TryLock() {

@@ -261,3 +261,65 @@ func ExampleRecovery() {
 	//   breaker: recovering -> closed (ramp done)
 	// admitted: true
 }
+
+// A new configuration tried in shadow mode: every call reaches the dependency,
+// and the events say what the breaker would have done. Out of shadow mode, the
+// same breaker refuses for the rest of its break.
+func ExampleBreaker_SetShadow() {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{
+		ConsecutiveFailures: 2,
+		BreakJitter:         breaker.JitterNone,
+		Clock:               clock,
+		Shadow:              true,
+		OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
+			switch e := e.(type) {
+			case breaker.Transition:
+				fmt.Printf("  shadow %v: %v -> %v (%v)\n", e.Shadow, e.From, e.To, e.Cause)
+			case breaker.Rejection:
+				fmt.Printf("  shadow %v: would refuse while %v\n", e.Shadow, e.State)
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	p := pipeline.New(breaker.Guard[string](b))
+	call := func(context.Context) (string, error) { return "", errors.New("connection refused") }
+	for i := 1; i <= 3; i++ {
+		_, err := p.Execute(context.Background(), call)
+		fmt.Printf("call %d: %v\n", i, err)
+	}
+	b.SetShadow(false)
+	_, err = p.Execute(context.Background(), call)
+	se, _ := errors.AsType[*pipeline.StopError](err)
+	fmt.Println("call 4: refused, retry after", se.RetryAfter)
+	// Output:
+	// call 1: connection refused
+	//   shadow true: closed -> open (consecutive failures)
+	// call 2: connection refused
+	//   shadow true: would refuse while open
+	// call 3: connection refused
+	//   shadow false: would refuse while open
+	// call 4: refused, retry after 15s
+}
+
+// IsolateFor rests a dependency for a known time, such as a maintenance
+// window; after it, the breaker probes as after any break.
+func ExampleBreaker_IsolateFor() {
+	clock := clockwork.NewFakeClock()
+	b, err := breaker.New(breaker.Config{Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	b.IsolateFor(10 * time.Minute)
+	_, err = b.Admit()
+	se, _ := errors.AsType[*pipeline.StopError](err)
+	fmt.Println(b.State(), "retry after", se.RetryAfter)
+	clock.Advance(10 * time.Minute)
+	t, err := b.Admit()
+	fmt.Println(b.State(), "probe:", err == nil && t.Probe())
+	// Output:
+	// open retry after 10m0s
+	// half-open probe: true
+}

@@ -49,6 +49,8 @@ func (p *Policy[T]) Stage() pipeline.StageInfo {
 // it panics, it is recorded as a failure (freeing a probe slot) and the panic
 // continues. Each attempt is recorded exactly once: if Config.OnEvent panics
 // on an event its outcome raised, the outcome stands and the panic continues.
+// A breaker in shadow mode refuses nothing (see [Config.Shadow]): every attempt
+// runs, and only the breaker's events tell the would-be refusals.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	t, retryAfter, ok := p.b.admit()
 	if !ok {

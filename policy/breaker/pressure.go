@@ -15,7 +15,9 @@ package breaker
 //
 // The hedge stage sends a hedged attempt only while Pressure is below one half,
 // so that hedging never adds load to a dependency that is near its trip point.
-// Reading Pressure never changes the breaker.
+// Pressure is truthful in shadow mode too (it reads the hypothetical breaker),
+// and the hedge ignores it there (see [Breaker.Shadow]). Reading Pressure never
+// changes the breaker.
 func (b *Breaker) Pressure() float64 {
 	now := b.now()
 	b.mu.Lock()

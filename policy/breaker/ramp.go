@@ -21,7 +21,7 @@ func (b *Breaker) startRamp(now instant, cause Cause) {
 	length := time.Duration(b.cfg.rampFraction * float64(b.served))
 	b.rampLength = min(max(length, b.cfg.rampMin), b.cfg.rampMax)
 	b.evidence, b.fastRun, b.credit = 1, 0, 0
-	b.emit(Transition{From: HalfOpen, To: Recovering, Cause: cause, At: b.at(now)})
+	b.transition(Transition{From: HalfOpen, To: Recovering, Cause: cause, At: b.at(now)})
 }
 
 // rampClock returns the clock term at now: Initial at the ramp's start, rising
@@ -108,5 +108,5 @@ func (b *Breaker) finishRamp(now instant) {
 	b.state = Closed
 	b.trips = 0
 	b.clearEvidence()
-	b.emit(Transition{From: Recovering, To: Closed, Cause: CauseRampDone, At: b.at(now)})
+	b.transition(Transition{From: Recovering, To: Closed, Cause: CauseRampDone, At: b.at(now)})
 }

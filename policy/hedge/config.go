@@ -59,8 +59,9 @@ type Config struct {
 	// [DefaultMaxAttempts] (2); otherwise it must be at least 2.
 	MaxAttempts int
 	// Breaker, if set, is the breaker of the same dependency: a hedge is sent only
-	// while it is Closed and its Pressure is below [MaxPressure]. Nil means no
-	// such condition.
+	// while it is Closed and its Pressure is below [MaxPressure], unless it is in
+	// shadow mode (breaker.Config.Shadow), which must change nothing. Nil means
+	// no such condition.
 	Breaker *breaker.Breaker
 	// Budget pays for hedges: each hedge takes one token, and a hedge the budget
 	// cannot pay for is not sent. Share the retry stage's budget. Nil means

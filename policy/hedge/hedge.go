@@ -97,12 +97,13 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 // Delay is the stage's decision when an attempt of a repeatable call starts at
 // now (a reading of the estimator's clock): whether it is armed and after what
 // delay its hedge is due. It is armed when the estimator holds MinSamples
-// samples and the breaker, if any, is under [MaxPressure]; the delay is the
-// estimator's Quantile, never below MinDelay. Execute decides with it; it is
-// exported so that a simulation can run the stage's own decisions.
+// samples and the breaker, if any, is under [MaxPressure] or in shadow mode
+// (see [breaker.Breaker.Shadow]); the delay is the estimator's Quantile, never
+// below MinDelay. Execute decides with it; it is exported so that a simulation
+// can run the stage's own decisions.
 func (p *Policy[T]) Delay(now time.Duration) (time.Duration, bool) {
 	d, n := p.est.Quantile(now, p.quantile)
-	if n < p.minSamples || (p.breaker != nil && p.breaker.Pressure() >= MaxPressure) {
+	if n < p.minSamples || (p.breaker != nil && !p.breaker.Shadow() && p.breaker.Pressure() >= MaxPressure) {
 		return 0, false
 	}
 	return max(d, p.minDelay), true
@@ -113,7 +114,7 @@ func (p *Policy[T]) Delay(now time.Duration) (time.Duration, bool) {
 // sent, or returns why not ("breaker" or "budget"); a refused hedge is not
 // charged. Like Delay, it is exported for simulations.
 func (p *Policy[T]) Permit() string {
-	if p.breaker != nil && p.breaker.Pressure() >= MaxPressure {
+	if p.breaker != nil && !p.breaker.Shadow() && p.breaker.Pressure() >= MaxPressure {
 		return "breaker"
 	}
 	if _, ok := p.budget.Withdraw(); !ok {

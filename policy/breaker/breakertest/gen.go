@@ -16,7 +16,8 @@ import (
 // measured normals are on or off with baselines of a few samples over windows
 // short enough to decay, always winning their races against the trip window,
 // and half of them have a recovery ramp (see [Recoveries]). Clock, Rand and
-// OnEvent are left nil.
+// OnEvent are left nil, and Shadow false: [StateMachine] switches shadow mode
+// on and off as it runs, and a property that wants a shadow breaker sets it.
 func Configs() *rapid.Generator[breaker.Config] {
 	return rapid.Custom(func(t *rapid.T) breaker.Config {
 		c := breaker.Config{

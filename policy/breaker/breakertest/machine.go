@@ -18,22 +18,29 @@ import (
 // StateMachine returns a rapid property that builds a breaker from cfg on a fake
 // clock (cfg's Clock, Rand and OnEvent are replaced) and a [Model] beside it, runs
 // random operations on both (admissions, outcomes of every kind and duration,
-// clock advances, Isolate, Reset, state reads) and fails on the first step where
+// clock advances, Isolate, IsolateFor, Reset, SetShadow, state reads) and fails
+// on the first step where
 //
 //   - the breaker and the model disagree on an admission, a retry-after hint or
 //     any field of [breaker.Snapshot];
-//   - the breaker admits while Open before its break ends, or while Isolated;
+//   - the breaker admits while Open before its break ends, or while Isolated,
+//     other than in shadow mode, where it must admit everything, and mark as
+//     Shadow exactly the tickets of the attempts the model refuses;
+//   - a refusal, real or in shadow mode, raises no Rejection event, or one
+//     whose state, hint or Shadow field is wrong, or an admission raises one;
 //   - more probes hold slots than Config.HalfOpenProbes;
 //   - it closes from HalfOpen without Config.ProbeSuccesses successful probes;
 //   - reading the state (State, Snapshot, NormalLatency, NormalFailureRate)
 //     changes anything;
-//   - a break is outside its jitter bounds or the growth cap;
+//   - a break is outside its jitter bounds or the growth cap (a break from
+//     IsolateFor is exactly its duration instead);
 //   - transition events do not form one ordered chain, or differ from the
-//     model's in states, cause or break;
-//   - a measured normal is cleared: by Isolate or Reset (which must leave both
-//     exactly as they were), by an outcome recorded while not Closed (which must
-//     not touch them), or by any outcome at all (a normal that was armed stays
-//     armed at the same instant);
+//     model's in states, cause, break or Shadow;
+//   - a measured normal is cleared: by Isolate, IsolateFor or Reset (which
+//     must leave both exactly as they were), by an outcome recorded while not
+//     Closed (which must not touch them), or by any outcome at all (a normal
+//     that was armed stays armed at the same instant);
+//   - IsolateFor changes the count of trips or the nominal break;
 //   - the relative trip fires with fewer than two failures or MinimumCalls
 //     samples in the trip window, or fewer than Failures.MinimumSamples in its
 //     baseline;
@@ -48,8 +55,13 @@ import (
 //     either term leaves [Recovery.Initial, 1]; the ramp's length leaves
 //     [Recovery.Minimum, Recovery.Maximum]; a failure of an attempt the ramp
 //     admitted does not re-open it at once; it leaves Recovering other than by
-//     that failure, by running out, by Reset or by Isolate (so no slow call
-//     ever trips it); or Pressure reads below 1 while it is Recovering.
+//     that failure, by running out, by Reset, Isolate or IsolateFor (so no
+//     slow call ever trips it); or Pressure reads below 1 while it is
+//     Recovering.
+//
+// The breaker starts in the mode cfg.Shadow says, and the property switches
+// the mode at random as it goes ([Configs] always leaves Shadow false, so the
+// mode changes only that way).
 //
 // Use it as rapid.Check(t, breakertest.StateMachine(cfg)).
 func StateMachine(cfg breaker.Config) func(*rapid.T) {
@@ -59,12 +71,16 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 		}
 		clock := clockwork.NewFakeClockAt(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 		var events []breaker.Transition
+		var rejections []breaker.Rejection
 		c := cfg
 		c.Clock = clock
 		c.Rand = rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)
 		c.OnEvent = func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
-			if tr, ok := e.(breaker.Transition); ok {
-				events = append(events, tr)
+			switch e := e.(type) {
+			case breaker.Transition:
+				events = append(events, e)
+			case breaker.Rejection:
+				rejections = append(rejections, e)
 			}
 		}
 		b, err := breaker.New(c)
@@ -73,7 +89,7 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 		}
 		m := NewModel(c, clock.Now())
 		m.Served = func(time.Duration) time.Duration { return b.Snapshot().Break }
-		h := &harness{b: b, m: m, clock: clock, events: &events}
+		h := &harness{b: b, m: m, clock: clock, events: &events, rejections: &rejections}
 		t.Repeat(map[string]func(*rapid.T){
 			"admit":   h.admit,
 			"record":  h.record,
@@ -95,15 +111,32 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 			},
 			"manual": func(t *rapid.T) {
 				before := b.Snapshot()
-				if rapid.IntRange(0, 3).Draw(t, "isolate") == 0 {
+				switch rapid.IntRange(0, 5).Draw(t, "manual") {
+				case 0:
 					b.Isolate()
 					m.Isolate()
-				} else {
+				case 1, 2:
+					d := rapid.SampledFrom([]time.Duration{time.Nanosecond, time.Millisecond, time.Second, 15 * time.Second, 3 * time.Minute}).Draw(t, "IsolateFor")
+					b.IsolateFor(d)
+					m.IsolateFor(clock.Now(), d)
+					if s := b.Snapshot(); s.Trips != before.Trips || s.Nominal != before.Nominal {
+						t.Fatalf("IsolateFor changed the break growth: %d trips, nominal %v, then %d, %v",
+							before.Trips, before.Nominal, s.Trips, s.Nominal)
+					}
+				default:
 					b.Reset()
 					m.Reset()
 				}
 				if got, want := normals(b.Snapshot()), normals(before); got != want {
-					t.Fatalf("Isolate or Reset changed the measured normals: %+v, then %+v", want, got)
+					t.Fatalf("Isolate, IsolateFor or Reset changed the measured normals: %+v, then %+v", want, got)
+				}
+			},
+			"shadow": func(t *rapid.T) {
+				on := rapid.IntRange(0, 2).Draw(t, "shadow") == 0
+				b.SetShadow(on)
+				m.SetShadow(on)
+				if b.Shadow() != on {
+					t.Fatalf("SetShadow(%v), then Shadow() = %v", on, b.Shadow())
 				}
 			},
 			"read": h.read,
@@ -113,12 +146,13 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 }
 
 type harness struct {
-	b        *breaker.Breaker
-	m        *Model
-	clock    *clockwork.FakeClock
-	events   *[]breaker.Transition
-	inflight []flight
-	ramp     rampRun
+	b          *breaker.Breaker
+	m          *Model
+	clock      *clockwork.FakeClock
+	events     *[]breaker.Transition
+	rejections *[]breaker.Rejection
+	inflight   []flight
+	ramp       rampRun
 }
 
 type flight struct {
@@ -131,15 +165,24 @@ func (h *harness) admit(t *rapid.T) {
 	now := h.clock.Now()
 	pre := h.b.Snapshot()
 	was := h.b.State()
+	rejected := len(*h.rejections)
 	tk, err := h.b.Admit()
 	mt, retry := h.m.Admit(now)
-	ramp := h.offered(t, pre, err == nil)
-	if (err == nil) && (was == breaker.Open || was == breaker.Isolated) {
+	admitted := err == nil && !tk.Shadow()
+	ramp := h.offered(t, pre, admitted)
+	if admitted && (was == breaker.Open || was == breaker.Isolated) {
 		t.Fatalf("admitted while %v", was)
 	}
-	if mt.Admitted != (err == nil) {
-		t.Fatalf("admission: breaker err=%v, model admits=%v", err, mt.Admitted)
+	if err != nil && pre.Shadow {
+		t.Fatalf("refused in shadow mode: %v", err)
 	}
+	if tk.Shadow() && !pre.Shadow {
+		t.Fatalf("a shadow ticket from a breaker not in shadow mode")
+	}
+	if mt.Admitted != (err == nil) || mt.Shadow != tk.Shadow() {
+		t.Fatalf("admission: breaker err=%v shadow=%v, model admits=%v shadow=%v", err, tk.Shadow(), mt.Admitted, mt.Shadow)
+	}
+	h.rejected(t, rejected, !admitted, pre, retry)
 	if err != nil {
 		var se *pipeline.StopError
 		if !errors.As(err, &se) || se.Stage != "breaker" || se.Reason != pipeline.DependencyUnavailable {
@@ -154,6 +197,27 @@ func (h *harness) admit(t *rapid.T) {
 		t.Fatalf("probe: breaker %v, model %v", tk.Probe(), mt.Probe != 0)
 	}
 	h.inflight = append(h.inflight, flight{tk, mt, ramp})
+}
+
+// rejected checks the Rejection events raised by one admission, counting from
+// the n-th: one for a refusal (refused; in shadow mode, an admission only
+// shadow mode made), with the state pre read and the model's hint retry, and
+// none otherwise.
+func (h *harness) rejected(t *rapid.T, n int, refused bool, pre breaker.Snapshot, retry time.Duration) {
+	got := (*h.rejections)[n:]
+	if !refused {
+		if len(got) != 0 {
+			t.Fatalf("an admission raised %v", got)
+		}
+		return
+	}
+	if len(got) != 1 {
+		t.Fatalf("a refusal raised %d rejections, want 1: %v", len(got), got)
+	}
+	want := breaker.Rejection{State: pre.State, RetryAfter: retry, At: h.clock.Now(), Shadow: pre.Shadow}
+	if got[0] != want {
+		t.Fatalf("rejection %+v, want %+v", got[0], want)
+	}
 }
 
 // take removes and returns a random attempt in flight, or skips the action.
@@ -345,22 +409,22 @@ func (h *harness) check(t *rapid.T) {
 	if got.Probes > h.m.Probes {
 		t.Fatalf("%d probes in flight, at most %d allowed", got.Probes, h.m.Probes)
 	}
+	ev := *h.events
 	if got.Trips > 0 {
 		if got.Nominal < h.m.BreakDuration || got.Nominal > h.m.MaxBreak {
 			t.Fatalf("nominal break %v outside [%v, %v]", got.Nominal, h.m.BreakDuration, h.m.MaxBreak)
 		}
-		if lo, hi := h.m.Jitter.Bounds(got.Nominal); got.Break < lo || got.Break > hi {
+		if lo, hi := h.m.Jitter.Bounds(got.Nominal); !forced(ev) && (got.Break < lo || got.Break > hi) {
 			t.Fatalf("break %v outside %v jitter bounds [%v, %v]", got.Break, h.m.Jitter, lo, hi)
 		}
 	}
-	ev := *h.events
 	if len(ev) != len(h.m.Transitions) {
 		t.Fatalf("%d transitions, the model made %d:\nbreaker %v\nmodel   %v", len(ev), len(h.m.Transitions), ev, h.m.Transitions)
 	}
 	for i, want := range h.m.Transitions {
-		if e := ev[i]; e.From != want.From || e.To != want.To || e.Cause != want.Cause || e.Break != want.Break {
-			t.Fatalf("transition %d: breaker %v->%v (%v, break %v), model %v->%v (%v, break %v)",
-				i, e.From, e.To, e.Cause, e.Break, want.From, want.To, want.Cause, want.Break)
+		if e := ev[i]; e.From != want.From || e.To != want.To || e.Cause != want.Cause || e.Break != want.Break || e.Shadow != want.Shadow {
+			t.Fatalf("transition %d: breaker %v->%v (%v, break %v, shadow %v), model %v->%v (%v, break %v, shadow %v)",
+				i, e.From, e.To, e.Cause, e.Break, e.Shadow, want.From, want.To, want.Cause, want.Break, want.Shadow)
 		}
 	}
 	for i := range ev {
@@ -381,4 +445,15 @@ func (h *harness) check(t *rapid.T) {
 		}
 	}
 	h.checkRamp(t, got)
+}
+
+// forced reports whether the latest break in the transitions ev came from
+// IsolateFor, which serves its duration rather than a jittered nominal break.
+func forced(ev []breaker.Transition) bool {
+	for i := len(ev) - 1; i >= 0; i-- {
+		if ev[i].To == breaker.Open {
+			return ev[i].Cause == breaker.CauseForced
+		}
+	}
+	return false
 }

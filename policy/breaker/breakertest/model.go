@@ -39,13 +39,17 @@ type Model struct {
 	RecoveryMinimum, RecoveryMaximum  time.Duration
 	// Origin is the breaker's creation time, where its window buckets start.
 	Origin time.Time
+	// Shadow is the breaker's mode (Config.Shadow, Breaker.SetShadow): in
+	// shadow mode, Admit turns every refusal into a ticket with Shadow set,
+	// whose outcome Record ignores.
+	Shadow bool
 	// Served, if set, chooses the break actually served for a nominal break; the
 	// model checks the choice against the jitter bounds. Nil serves the nominal.
 	Served func(nominal time.Duration) time.Duration
 	// Err is the first jitter-bound violation the model saw, if any.
 	Err error
 	// Transitions lists every change of stored state the model made, in order,
-	// with From, To, Cause and Break set (At is left zero).
+	// with From, To, Cause, Break and Shadow set (At is left zero).
 	Transitions []breaker.Transition
 
 	state     breaker.State
@@ -92,6 +96,9 @@ type ModelTicket struct {
 	Ramp int
 	// Start is the admission time.
 	Start time.Time
+	// Shadow is true for an attempt that only shadow mode admitted: a real
+	// breaker would have refused it. Admitted is true too.
+	Shadow bool
 }
 
 // NewModel returns the model of a breaker built from cfg at time origin. cfg must
@@ -117,6 +124,7 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 		MaxBreak:          cfg.MaxBreakDuration,
 		Jitter:            cfg.BreakJitter,
 		Origin:            origin,
+		Shadow:            cfg.Shadow,
 		slots:             map[int]time.Time{},
 	}
 	if m.SlowCallRatio == 0 {
@@ -152,6 +160,7 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	s := breaker.Snapshot{
 		State: m.State(now), ConsecutiveFailures: m.failures, Trips: m.trips,
 		Nominal: m.nominal, Break: m.served, BreakEnds: m.until, ProbeSuccesses: m.successes,
+		Shadow: m.Shadow,
 	}
 	if m.state == breaker.HalfOpen {
 		for _, exp := range m.slots {
@@ -176,8 +185,18 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 }
 
 // Admit decides an admission at now, returning the ticket and, for a refusal,
-// the retry-after hint.
+// the retry-after hint. In shadow mode a refusal is a ticket with Shadow set,
+// returned with the hint the refusal would have carried (its Rejection's).
 func (m *Model) Admit(now time.Time) (ModelTicket, time.Duration) {
+	t, hint := m.admit(now)
+	if !t.Admitted && m.Shadow {
+		return ModelTicket{Admitted: true, Shadow: true, Start: now}, hint
+	}
+	return t, hint
+}
+
+// admit is Admit in the real mode.
+func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 	switch m.state {
 	case breaker.Isolated:
 		return ModelTicket{}, 0
@@ -202,13 +221,17 @@ func (m *Model) Admit(now time.Time) (ModelTicket, time.Duration) {
 		return ModelTicket{}, 0
 	}
 	m.lastID++
-	m.slots[m.lastID] = now.Add(m.nominal)
+	life := m.nominal
+	if life == 0 { // only IsolateFor has opened the model: no trip yet
+		life = m.BreakDuration
+	}
+	m.slots[m.lastID] = now.Add(life)
 	return ModelTicket{Admitted: true, Probe: m.lastID, Start: now}, 0
 }
 
 // Record applies the outcome v, of duration d, of the attempt t at now.
 func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.Duration) {
-	if !t.Admitted {
+	if !t.Admitted || t.Shadow {
 		return
 	}
 	failure := v.Kind == outcome.Transient && !v.SelfImposed
@@ -336,7 +359,7 @@ func (m *Model) trip(now time.Time, cause breaker.Cause) {
 
 // transition moves the model to state to, and lists the change.
 func (m *Model) transition(to breaker.State, cause breaker.Cause) {
-	m.Transitions = append(m.Transitions, breaker.Transition{From: m.state, To: to, Cause: cause})
+	m.Transitions = append(m.Transitions, breaker.Transition{From: m.state, To: to, Cause: cause, Shadow: m.Shadow})
 	m.state = to
 }
 
@@ -354,6 +377,22 @@ func (m *Model) Isolate() {
 		m.clear()
 	}
 }
+
+// IsolateFor applies Breaker.IsolateFor(d) at now: Open for exactly d, from
+// any state, without counting a trip.
+func (m *Model) IsolateFor(now time.Time, d time.Duration) {
+	if m.state == breaker.Recovering && m.rampFraction(now) >= 1 {
+		m.closeRamp() // it read Closed: close it first, as an admission would
+	}
+	m.served = d
+	m.until = now.Add(d)
+	m.transition(breaker.Open, breaker.CauseForced)
+	m.Transitions[len(m.Transitions)-1].Break = d
+	m.clear()
+}
+
+// SetShadow applies Breaker.SetShadow(on).
+func (m *Model) SetShadow(on bool) { m.Shadow = on }
 
 // Reset applies Breaker.Reset.
 func (m *Model) Reset() {

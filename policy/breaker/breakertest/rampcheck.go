@@ -33,7 +33,9 @@ func (h *harness) rampsStarted() int {
 }
 
 // offered checks deficit accounting after one offer: pre is the snapshot just
-// before it. It returns the number of the ramp that admitted the attempt, or 0.
+// before it, and admitted is false for a refusal, and for an admission only
+// shadow mode made. It returns the number of the ramp that admitted the
+// attempt, or 0.
 func (h *harness) offered(t *rapid.T, pre breaker.Snapshot, admitted bool) int {
 	if pre.State != breaker.Recovering {
 		return 0
@@ -90,7 +92,7 @@ func checkRampTransition(t *rapid.T, i int, e breaker.Transition) {
 		return
 	}
 	switch {
-	case e.To == breaker.Open && e.Cause == breaker.CauseRampFailed:
+	case e.To == breaker.Open && (e.Cause == breaker.CauseRampFailed || e.Cause == breaker.CauseForced):
 	case e.To == breaker.Closed && (e.Cause == breaker.CauseRampDone || e.Cause == breaker.CauseReset):
 	case e.To == breaker.Isolated && e.Cause == breaker.CauseIsolate:
 	default:
