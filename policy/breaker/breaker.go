@@ -190,9 +190,8 @@ func (b *Breaker) observe(now instant) instant {
 // Admit asks to start one attempt. It returns a Ticket to hand back when the
 // attempt ends, or, when the breaker refuses, a *pipeline.StopError with Stage
 // "breaker", Reason pipeline.DependencyUnavailable and RetryAfter set to the rest
-// of the break being served (0 while half-open with every probe slot busy, or
-// while isolated; while Recovering, the time left until the ramp's clock term
-// reaches 1). Admission is the only thing that moves an Open breaker whose break
+// of the break being served (0 while half-open with every probe slot busy,
+// while isolated, and while Recovering: see [Recovery]). Admission is the only thing that moves an Open breaker whose break
 // has elapsed to HalfOpen; that attempt is a probe.
 //
 // In shadow mode (see [Config.Shadow]) Admit never refuses: an attempt it would

@@ -217,7 +217,7 @@ func TestConfigAtItsMaximums(t *testing.T) {
 	s := r.b.Snapshot()
 	assert.Equal(t, breaker.Recovering, s.State)
 	assert.Equal(t, breaker.MaxDuration, s.RampLength)
-	assert.Equal(t, breaker.MaxDuration, r.refused(), "the ramp's refusal waits for the whole ramp")
+	assert.Zero(t, r.refused(), "a ramp refusal carries no hint, however long the ramp")
 }
 
 func TestStringers(t *testing.T) {

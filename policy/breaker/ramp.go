@@ -44,9 +44,11 @@ func (b *Breaker) rampFraction(now instant) float64 {
 }
 
 // admitRamp decides an admission while Recovering: deficit accounting at p.
-// A refusal's retry-after hint is the time left until the clock term reaches
-// 1, when a healthy ramp ends; 0 once it has (the evidence term holding the ramp
-// back moves with calls, not with time).
+// A refusal carries no retry-after hint. The ramp admits a growing share of
+// the calls at every moment, so no instant is better to come back at than
+// another, and a hint would send every caller it shed back at the same one:
+// the cliff the ramp exists to avoid. A caller paces itself (a retry stage's
+// jittered backoff).
 func (b *Breaker) admitRamp(now instant) (Ticket, time.Duration, bool) {
 	p := b.rampFraction(now)
 	if p >= 1 {
@@ -58,9 +60,8 @@ func (b *Breaker) admitRamp(now instant) (Ticket, time.Duration, bool) {
 		b.credit--
 		return Ticket{start: now, id: rampTicket | b.ramps}, 0, true
 	}
-	wait := max(b.rampStart.Add(b.rampLength).Sub(now), 0)
-	b.reject(Recovering, wait, now)
-	return Ticket{}, wait, false
+	b.reject(Recovering, 0, now)
+	return Ticket{}, 0, false
 }
 
 // recordRamp applies the outcome of an attempt t, of duration d, while

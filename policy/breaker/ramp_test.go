@@ -126,12 +126,12 @@ func TestRamp(t *testing.T) {
 	}{
 		{"a healthy ramp is paced by the clock", exact(), []step{
 			{"t=0: p=1/8", terms(0.125, 0.125, 1), breaker.Recovering},
-			{"4 of 32 admitted; refusals hint at the ramp's end", offers(32, 4, 4*time.Second), breaker.Recovering},
+			{"4 of 32 admitted; refusals carry no hint", offers(32, 4, 0), breaker.Recovering},
 			{"t=1s", advance(time.Second), breaker.Recovering},
 			{"p=11/32", terms(11.0/32, 11.0/32, 1), breaker.Recovering},
-			{"11 of 32", offers(32, 11, 3*time.Second), breaker.Recovering},
-			{"t=2s: 18 of 32", func(r *rig) { r.clock.Advance(time.Second); offers(32, 18, 2*time.Second)(r) }, breaker.Recovering},
-			{"t=3s: 25 of 32", func(r *rig) { r.clock.Advance(time.Second); offers(32, 25, time.Second)(r) }, breaker.Recovering},
+			{"11 of 32", offers(32, 11, 0), breaker.Recovering},
+			{"t=2s: 18 of 32", func(r *rig) { r.clock.Advance(time.Second); offers(32, 18, 0)(r) }, breaker.Recovering},
+			{"t=3s: 25 of 32", func(r *rig) { r.clock.Advance(time.Second); offers(32, 25, 0)(r) }, breaker.Recovering},
 			{"t=4s: the ramp has run out and reads Closed", advance(time.Second), breaker.Closed},
 			{"everything admitted", offers(32, 32, 0), breaker.Closed},
 			{"closed by the ramp", lastCause(breaker.CauseRampDone), breaker.Closed},
@@ -286,4 +286,34 @@ func TestSlowProbeStartsTheRamp(t *testing.T) {
 		}
 		assert.Equal(t, breaker.Closed, r.state(), "7 steps of 1/8 from 1/8")
 	}
+}
+
+// A ramp's refusals must not send the callers it sheds back at one instant:
+// refused at 0, 0.5, 1 and 2 s into a 2.5 s ramp, a caller honouring the hint
+// would otherwise come back at the ramp's end together with all the others.
+// They carry no hint, so each caller's own jittered backoff spreads them.
+func TestRampRefusalsAimNoOneInstant(t *testing.T) {
+	r := newRig(t, breaker.Config{
+		ConsecutiveFailures: 1, BreakDuration: 10 * time.Second, BreakJitter: breaker.JitterNone,
+		ProbeSuccesses: 1, Recovery: &breaker.Recovery{Fraction: 0.25, Initial: 0.05},
+	})
+	r.serve(1, fail, 0, 0)
+	r.clock.Advance(10 * time.Second)
+	r.serve(1, ok, 0, 0) // the probe: a 2.5 s ramp begins
+	require.Equal(t, breaker.Recovering, r.state())
+	comeBack := map[time.Time]int{}
+	for _, at := range []time.Duration{0, 500 * time.Millisecond, 500 * time.Millisecond, time.Second} {
+		r.clock.Advance(at)
+		for range 8 {
+			tk, err := r.b.Admit()
+			if err != nil {
+				hint := refusalHint(t, err)
+				assert.Zero(t, hint, "a ramp refusal carries no hint")
+				comeBack[r.clock.Now().Add(hint)]++
+				continue
+			}
+			r.b.Record(tk, ok, 0)
+		}
+	}
+	assert.GreaterOrEqual(t, len(comeBack), 3, "refusals at different moments point at different instants: %v", comeBack)
 }

@@ -72,7 +72,7 @@ func (m *Model) admitRamp(now time.Time) (ModelTicket, time.Duration) {
 	}
 	m.credit += p
 	if m.credit < 1 {
-		return ModelTicket{}, max(m.rampStart.Add(m.rampLength).Sub(now), 0)
+		return ModelTicket{}, 0 // no hint: it would aim every shed caller at one instant
 	}
 	m.credit--
 	return ModelTicket{Admitted: true, Ramp: m.ramps, Start: now}, 0
