@@ -6,8 +6,10 @@ package breaker
 // when the trip window holds at least MinimumCalls samples, the window's failure
 // ratio over Config.FailureRatio (if set) and over the relative trip point of
 // Config.Failures (if its baseline is armed). The relative point is never above
-// FailureRatio, so with both it is the one that counts; the relative trip's
-// two-failure rule does not apply here. A breaker that does not read Closed
+// FailureRatio, so with both it is the one that counts, with the relative
+// trip's own rule: it counts only once the window holds two failures, since one
+// failure can never trip it (against a quiet dependency, one failure in 20
+// calls would otherwise read as full pressure and stop hedging). A breaker that does not read Closed
 // reads 1: it has tripped, or has not yet shown it recovered. That includes a
 // Recovering breaker, whose ramp is admitting a fraction of the traffic on
 // purpose, so the hedge must not add load to it; once the ramp has run out the
@@ -28,8 +30,12 @@ func (b *Breaker) Pressure() float64 {
 	}
 	p := float64(b.failures) / float64(b.cfg.consecutive)
 	if b.window != nil {
-		if point := b.failurePoint(now); point > 0 {
-			if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
+		if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
+			point := b.failurePoint(now)
+			if w.failures < 2 && point != b.cfg.failureRatio {
+				point = b.cfg.failureRatio // the relative trip needs two failures
+			}
+			if point > 0 {
 				p = max(p, ratio(w.failures, w.calls)/point)
 			}
 		}

@@ -66,3 +66,14 @@ func TestPressureIsOneUnlessClosed(t *testing.T) {
 	r.b.Isolate()
 	assert.Equal(t, 1.0, r.b.Pressure())
 }
+
+// An absolute FailureRatio trips on one failure, so it counts from the first
+// even where the relative point, which needs two, is armed and lower.
+func TestPressureCountsOneFailureAgainstAnAbsoluteRatio(t *testing.T) {
+	r := newRig(t, breaker.Config{ConsecutiveFailures: math.MaxInt, FailureRatio: 0.1, TripWindow: 10 * time.Second})
+	r.serve(200, ok, time.Millisecond, 100*time.Millisecond) // a quiet dependency: relative point at the 5% floor
+	r.clock.Advance(10 * time.Second)
+	r.serve(19, ok, time.Millisecond, 10*time.Millisecond)
+	r.serve(1, fail, time.Millisecond, 10*time.Millisecond)
+	assert.InDelta(t, 0.5, r.b.Pressure(), 1e-12, "1 failure in 20 is half of FailureRatio's 10%")
+}
