@@ -94,6 +94,9 @@ type Report struct {
 	// running at the end of the run is neither.
 	Ramping                       bool
 	Ramps, RampsDone, RampsFailed int
+	// Phases lists how every half-open phase ended (each transition from
+	// HalfOpen), over every process, in order.
+	Phases []PhaseEnd
 	// Probes is the number of half-open probes admitted, over every process.
 	Probes int
 	// ProbeSeries counts probes admitted per [ProbeBucket] (100 ms), and
@@ -307,6 +310,9 @@ func (rec *recorder) failed(offered time.Duration) {
 // the first, and ramps.
 func (rec *recorder) onBreakerEvent(e pipeline.Event) {
 	if t, ok := e.(breaker.Transition); ok {
+		if t.From == breaker.HalfOpen {
+			rec.r.Phases = append(rec.r.Phases, PhaseEnd{At: t.At.Sub(epoch), To: t.To, Cause: t.Cause})
+		}
 		switch {
 		case t.To == breaker.Open:
 			if rec.r.BreakerOpens == 0 {
@@ -375,4 +381,12 @@ func rank(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// PhaseEnd is how one half-open phase ended: when, on the run's time, the
+// state it left HalfOpen for, and why.
+type PhaseEnd struct {
+	At    time.Duration
+	To    breaker.State
+	Cause breaker.Cause
 }

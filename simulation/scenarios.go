@@ -108,6 +108,12 @@ func Scenarios() []Scenario {
 			Compare:  rampVsCliffCharts,
 			Summary:  rampVsCliffSummary,
 		},
+		{
+			Name:     "probe-lead",
+			Claim:    "judged by a lead of two, fewer than 0.5% of half-open phases re-open on a healthy heavy-tailed dependency (about 6% with each probe judged alone), while one browned out 10 times re-opens as often as before",
+			Variants: probeLead,
+			Summary:  probeLeadSummary,
+		},
 	}
 }
 
@@ -150,8 +156,8 @@ func retryStorm(seed uint64) []Config {
 // breaker and to fail their first probes.
 //
 // The dependency's latency is tight (p99 twice the median) so that no probe is
-// slow by the breaker's default measured normal (3x the median): a slow probe
-// re-opens a breaker, and with the default Healthy model (p99 5x the median)
+// slow by the breaker's default measured normal (3x the median): slow probes
+// re-open a breaker, and with the default Healthy model (p99 5x the median)
 // about 5.6% of attempts are that slow, which would mix a second effect into
 // this one.
 var probeLatency = Healthy{P50: 20 * time.Millisecond, P99: 40 * time.Millisecond}

@@ -336,7 +336,7 @@ func TestScenariosList(t *testing.T) {
 			assert.Equal(t, uint64(DefaultSeed), c.Seed)
 		}
 	}
-	assert.Equal(t, []string{"retry-storm", "synchronized-probe", "cold-start", "hedging", "slow-call-trip", "ramp-vs-cliff"}, names)
+	assert.Equal(t, []string{"retry-storm", "synchronized-probe", "cold-start", "hedging", "slow-call-trip", "ramp-vs-cliff", "probe-lead"}, names)
 	_, ok := Lookup("no-such")
 	assert.False(t, ok)
 	// The probe scenario's breakers are the defaults but for the jitter.

@@ -119,12 +119,16 @@ func TestTablesSlowCallTrip(t *testing.T) {
 func TestTablesRampVsCliff(t *testing.T) {
 	tables(t)
 	var ratios, lengths, clocks []float64
+	var slowProbes []uint64 // seeds whose cliff re-opened on slow probes
 	failed := 0
 	for seed := uint64(1); seed <= 30; seed++ {
 		cs := rampVsCliff(seed)
-		cliff, err := Run(cs[0])
-		if err != nil {
-			t.Fatal(err)
+		cliff, cliffTrs := withTransitions(t, cs[0])
+		for _, tr := range cliffTrs {
+			if tr.Cause == breaker.CauseProbeSlow {
+				slowProbes = append(slowProbes, seed)
+				break
+			}
 		}
 		ramp, trs := withTransitions(t, cs[1])
 		ratios = append(ratios, float64(servedAfterOutage(ramp))/float64(servedAfterOutage(cliff)))
@@ -148,8 +152,8 @@ func TestTablesRampVsCliff(t *testing.T) {
 			t.Logf("seed 1: cliff %d, ramp %d of %d; ramp from %v to %v", servedAfterOutage(cliff), servedAfterOutage(ramp), rampRate*int(rampWindow/time.Second), at(started), at(done))
 		}
 	}
-	t.Logf("seeds 1 to 30: ramp / cliff %s; ramps re-opened %d; ramps took %s s for clock terms of %s s",
-		spread(ratios, "%.1f"), failed, spread(lengths, "%.1f"), spread(clocks, "%.1f"))
+	t.Logf("seeds 1 to 30: ramp / cliff %s; ramps re-opened %d; ramps took %s s for clock terms of %s s; cliffs re-opened on slow probes: seeds %v",
+		spread(ratios, "%.1f"), failed, spread(lengths, "%.1f"), spread(clocks, "%.1f"), slowProbes)
 }
 
 // TestTablesRampVariants prints the table of the ramp-vs-cliff scenario with
@@ -245,5 +249,31 @@ func TestTablesRampVariants(t *testing.T) {
 			return fmt.Sprintf("%.1f", x)
 		}
 		t.Logf("| %s | %.0f | %.0f | %s, %s | %d | %d |", v.name, mean(cliffs), mean(ramps), ratio(ratios[0]), ratio(ratios[len(ratios)/2]), holds, reopened)
+	}
+}
+
+// TestTablesProbeLead prints the probe-lead scenario's re-open rates over
+// seeds 1 to 30.
+func TestTablesProbeLead(t *testing.T) {
+	tables(t)
+	s, _ := Lookup("probe-lead")
+	phases, slow := map[string]int{}, map[string]int{}
+	var names []string
+	for seed := uint64(1); seed <= 30; seed++ {
+		rs, err := s.Run(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if seed == 1 {
+				names = append(names, r.Name)
+			}
+			p, sl := leadPhases(r)
+			phases[r.Name] += p
+			slow[r.Name] += sl
+		}
+	}
+	for _, name := range names {
+		t.Logf("| %s | %d of %d | %.2f%% |", name, slow[name], phases[name], 100*float64(slow[name])/float64(phases[name]))
 	}
 }

@@ -66,7 +66,8 @@ type Breaker struct {
 	until              instant       // when the latest break ends
 	slots              []slot        // half-open probe slots, len Config.HalfOpenProbes
 	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
-	successes          int           // successful probes in the current half-open phase
+	successes          int           // fast successful probes in the current half-open phase
+	slowProbes         int           // slow successful probes in the current half-open phase
 	// The recovery ramp (ramp.go); meaningful while state is Recovering.
 	ramps      uint64        // ramps started so far; the current ramp's tickets carry it
 	rampStart  instant       // when the current ramp started
@@ -279,7 +280,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 		}
 		b.state = HalfOpen
 		b.openUntil.Store(0)
-		b.successes = 0
+		b.successes, b.slowProbes = 0, 0
 		b.transition(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
 		fallthrough
 	case HalfOpen:
@@ -364,16 +365,22 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 		switch {
 		case failure:
 			b.trip(now, CauseProbeFailed)
-		case success && b.isSlow(now, d):
+		case !success:
+		case b.isSlow(now, d):
+			// The phase is decided by a lead (see Config.ProbeSuccesses): one
+			// slow probe is a healthy heavy tail as often as it is a sick
+			// dependency.
+			if b.slowProbes++; b.slowProbes-b.successes < b.cfg.probeSuccesses {
+				break
+			}
 			if !b.cfg.ramp {
 				b.trip(now, CauseProbeSlow) // not a recovery
 				break
 			}
 			b.startRamp(now, CauseProbeSlow) // up, and not ready: ramp, stalled
 			b.slowRamp(now)
-		case success:
-			b.successes++
-			if b.successes < b.cfg.probeSuccesses {
+		default:
+			if b.successes++; b.successes-b.slowProbes < b.cfg.probeSuccesses {
 				break
 			}
 			if b.cfg.ramp {
@@ -474,7 +481,7 @@ func (b *Breaker) close(now instant) {
 // with mu held.
 func (b *Breaker) clearEvidence() {
 	b.failures = 0
-	b.successes = 0
+	b.successes, b.slowProbes = 0, 0
 	if b.window != nil {
 		b.window.reset()
 	}

@@ -94,10 +94,21 @@ func TestTransitions(t *testing.T) {
 			{"throttled probe", func(r *rig) { r.run(throttled, time.Millisecond) }, breaker.HalfOpen},
 			{"two successes", times(2, runOK), breaker.Closed},
 		}},
-		{"a slow successful probe re-opens", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second}, []step{
+		{"slow probes re-open once they lead the fast ones by ProbeSuccesses", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second}, []step{
 			{"trip", times(5, runFail), breaker.Open},
 			{"break ends", advance(15 * time.Second), breaker.HalfOpen},
-			{"slow probe", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.Open},
+			{"slow probe: one slow call may be the tail", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.HalfOpen},
+			{"fast probe: even again", func(r *rig) { r.run(ok, time.Millisecond) }, breaker.HalfOpen},
+			{"slow probe", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.HalfOpen},
+			{"slow probe: a lead of two", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.Open},
+		}},
+		{"fast probes close once they lead the slow ones by ProbeSuccesses", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second}, []step{
+			{"trip", times(5, runFail), breaker.Open},
+			{"break ends", advance(15 * time.Second), breaker.HalfOpen},
+			{"slow probe", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.HalfOpen},
+			{"fast probe", func(r *rig) { r.run(ok, time.Millisecond) }, breaker.HalfOpen},
+			{"fast probe: a lead of one", func(r *rig) { r.run(ok, time.Millisecond) }, breaker.HalfOpen},
+			{"fast probe: a lead of two", func(r *rig) { r.run(ok, time.Millisecond) }, breaker.Closed},
 		}},
 		{"a straggler success while Open does not close it", none, []step{
 			{"straggler admitted", admitOK, breaker.Closed},

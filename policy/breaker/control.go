@@ -56,8 +56,10 @@ type Snapshot struct {
 	BreakEnds time.Time
 	// Probes is the number of probe slots held and not yet expired.
 	Probes int
-	// ProbeSuccesses counts the successful probes of the current half-open phase.
-	ProbeSuccesses int
+	// ProbeSuccesses counts the fast successful probes of the current half-open
+	// phase, and SlowProbes its slow ones: the phase ends when either leads
+	// the other by Config.ProbeSuccesses.
+	ProbeSuccesses, SlowProbes int
 
 	// RampStarted is when the current recovery ramp started, and RampLength how
 	// long its clock term takes to climb from Recovery.Initial to 1. A ramp
@@ -110,6 +112,7 @@ func (b *Breaker) Snapshot() Snapshot {
 		Nominal:             b.nominal,
 		Break:               b.served,
 		ProbeSuccesses:      b.successes,
+		SlowProbes:          b.slowProbes,
 		Shadow:              b.shadow.Load(),
 	}
 	if b.nominal > 0 || b.served > 0 { // a trip, or IsolateFor, set a break

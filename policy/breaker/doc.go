@@ -15,9 +15,10 @@
 // threshold (Config.SlowCallThreshold, if set, lowered by the measured normal
 // latency of Config.SlowCalls). Open refuses everything until its break ends;
 // the first attempt after that makes it HalfOpen and becomes a probe. HalfOpen
-// admits at most Config.HalfOpenProbes probes at a time; Config.ProbeSuccesses
-// successful probes close it, and one failed or slow probe opens it again with a
-// longer break. Isolated is a manual Open that never ends by itself;
+// admits at most Config.HalfOpenProbes probes at a time; once its fast probes
+// lead its slow ones by Config.ProbeSuccesses it closes, and one failed probe,
+// or slow probes leading the fast ones by as many, open it again with a longer
+// break. Isolated is a manual Open that never ends by itself;
 // [Breaker.IsolateFor] is a manual Open for a given time, which is not a trip
 // and ends, as a break does, in HalfOpen.
 //

@@ -22,15 +22,17 @@ const (
 	CauseSlowCalls
 	// CauseProbeFailed: a probe failed (or panicked).
 	CauseProbeFailed
-	// CauseProbeSlow: a probe succeeded but took longer than the effective
-	// slow-call threshold (Config.SlowCallThreshold or the measured one). It
-	// re-opens a half-open breaker, or, with Config.Recovery set, starts the
+	// CauseProbeSlow: the half-open phase's probes succeeded but took longer
+	// than the effective slow-call threshold (Config.SlowCallThreshold or the
+	// measured one), the slow ones leading the fast by Config.ProbeSuccesses.
+	// It re-opens a half-open breaker, or, with Config.Recovery set, starts the
 	// recovery ramp with its evidence term at Recovery.Initial.
 	CauseProbeSlow
 	// CauseBreakElapsed: an attempt arrived after the break and became a probe.
 	CauseBreakElapsed
-	// CauseProbesSucceeded: Config.ProbeSuccesses probes succeeded, which closes
-	// a half-open breaker or, with Config.Recovery set, starts its recovery ramp.
+	// CauseProbesSucceeded: the half-open phase's fast probes led its slow ones
+	// by Config.ProbeSuccesses, which closes a half-open breaker or, with
+	// Config.Recovery set, starts its recovery ramp.
 	CauseProbesSucceeded
 	// CauseIsolate: Breaker.Isolate was called.
 	CauseIsolate

@@ -164,8 +164,8 @@ func TestSlowProbeAgainstTheMeasuredNormal(t *testing.T) {
 		probe time.Duration
 		want  breaker.State
 	}{
-		{20 * time.Millisecond, breaker.HalfOpen}, // under 3 × 10 ms: a success
-		{100 * time.Millisecond, breaker.Open},    // over it: not a recovery
+		{20 * time.Millisecond, breaker.Closed}, // under 3 × 10 ms: successes
+		{100 * time.Millisecond, breaker.Open},  // over it: not a recovery
 	} {
 		r := newRig(t, breaker.Config{BreakJitter: breaker.JitterNone})
 		r.serve(100, ok, 10*time.Millisecond, time.Second)
@@ -173,7 +173,9 @@ func TestSlowProbeAgainstTheMeasuredNormal(t *testing.T) {
 		require.Equal(t, breaker.Open, r.state())
 		r.clock.Advance(breaker.DefaultBreakDuration)
 		r.run(ok, tc.probe)
-		assert.Equal(t, tc.want, r.state(), "probe of %v", tc.probe)
+		assert.Equal(t, breaker.HalfOpen, r.state(), "one probe of %v decides nothing", tc.probe)
+		r.run(ok, tc.probe)
+		assert.Equal(t, tc.want, r.state(), "two probes of %v", tc.probe)
 		if tc.want == breaker.Open {
 			assert.Equal(t, breaker.CauseProbeSlow, r.lastTrip())
 		}

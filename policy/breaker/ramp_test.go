@@ -259,8 +259,9 @@ func TestRampCountsOnlyItsOwnAttempts(t *testing.T) {
 	terms(0.125, 0.125, 1)(r)
 }
 
-// TestSlowProbeStartsTheRamp: with a ramp, a slow but successful probe is the
-// third answer, a ramp held at Initial from the start; without one it re-opens.
+// TestSlowProbeStartsTheRamp: with a ramp, slow but successful probes are the
+// third answer, a ramp held at Initial from the start; without one they
+// re-open. (Two slow probes, a lead of ProbeSuccesses over the fast ones.)
 func TestSlowProbeStartsTheRamp(t *testing.T) {
 	for _, ramp := range []bool{true, false} {
 		cfg := exact()
@@ -271,12 +272,14 @@ func TestSlowProbeStartsTheRamp(t *testing.T) {
 		r.run(fail, 0)
 		r.clock.Advance(8 * time.Second)
 		r.run(ok, slow)
+		require.Equal(t, breaker.HalfOpen, r.state(), "one slow probe may be the tail")
+		r.run(ok, slow)
 		if !ramp {
 			assert.Equal(t, breaker.Open, r.state(), "a slow probe is not a recovery")
 			assert.Equal(t, 16*time.Second, r.refused())
 			continue
 		}
-		require.Equal(t, breaker.Recovering, r.state(), "the first probe, slow, starts the ramp")
+		require.Equal(t, breaker.Recovering, r.state(), "the second slow probe starts the ramp")
 		lastCause(breaker.CauseProbeSlow)(r)
 		terms(0.125, 0.125, 0.125)(r)
 		r.clock.Advance(4 * time.Second)

@@ -48,7 +48,7 @@ import (
 //     above Config.SlowCallThreshold, or the effective trip point above
 //     Config.FailureRatio;
 //   - a recovery ramp breaks its rules: it is entered without Config.Recovery,
-//     or from anything but HalfOpen after the probe successes or a slow probe;
+//     or from anything but HalfOpen on a lead of fast or of slow probes;
 //     over the offers of one ramp, the admitted count differs from the floor
 //     of the summed admitted fraction p by more than one; p is not the smaller
 //     of the clock and evidence terms, reaches 1 without reading Closed, or
@@ -327,9 +327,9 @@ func (h *harness) observe() prior {
 // normals are never cleared, and the relative trip fires only on enough evidence.
 func (h *harness) recorded(t *rapid.T, pre prior, f flight, v outcome.Verdict) {
 	after := h.b.Snapshot()
-	if pre.snap.State == breaker.HalfOpen && after.State == breaker.Closed &&
-		pre.snap.ProbeSuccesses+1 != h.m.ProbeSuccesses {
-		t.Fatalf("closed after %d probe successes, want %d", pre.snap.ProbeSuccesses+1, h.m.ProbeSuccesses)
+	if lead := pre.snap.ProbeSuccesses + 1 - pre.snap.SlowProbes; pre.snap.State == breaker.HalfOpen &&
+		after.State == breaker.Closed && lead != h.m.ProbeSuccesses {
+		t.Fatalf("closed on a lead of %d fast probes, want %d", lead, h.m.ProbeSuccesses)
 	}
 	h.rampRecorded(t, pre, after, f, v)
 	was, is := normals(pre.snap), normals(after)

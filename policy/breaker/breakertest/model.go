@@ -62,6 +62,8 @@ type Model struct {
 	slots     map[int]time.Time // probe id -> expiry
 	lastID    int
 	successes int
+	// slowProbes counts the slow successful probes of the half-open phase.
+	slowProbes int
 
 	latencies *latency.Window // the latency baseline; nil when SlowCallsOn is false
 	outcomes  []outcomeAt     // the failure baseline's samples, oldest first; never cleared
@@ -159,7 +161,7 @@ func (m *Model) State(now time.Time) breaker.State {
 func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	s := breaker.Snapshot{
 		State: m.State(now), ConsecutiveFailures: m.failures, Trips: m.trips,
-		Nominal: m.nominal, Break: m.served, BreakEnds: m.until, ProbeSuccesses: m.successes,
+		Nominal: m.nominal, Break: m.served, BreakEnds: m.until, ProbeSuccesses: m.successes, SlowProbes: m.slowProbes,
 		Shadow: m.Shadow,
 	}
 	if m.state == breaker.HalfOpen {
@@ -205,7 +207,7 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 			return ModelTicket{}, m.until.Sub(now)
 		}
 		m.transition(breaker.HalfOpen, breaker.CauseBreakElapsed)
-		m.successes = 0
+		m.successes, m.slowProbes = 0, 0
 	case breaker.Recovering:
 		return m.admitRamp(now)
 	}
@@ -251,14 +253,22 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 		switch {
 		case failure:
 			m.trip(now, breaker.CauseProbeFailed)
-		case success && m.IsSlow(now, d) && m.RecoveryOn:
-			m.startRamp(now, breaker.CauseProbeSlow)
-			m.slowRamp(now)
-		case success && m.IsSlow(now, d):
+		case !success:
+		case m.IsSlow(now, d):
+			// A lead of ProbeSuccesses slow probes over fast ones decides.
+			m.slowProbes++
+			if m.slowProbes-m.successes < m.ProbeSuccesses {
+				break
+			}
+			if m.RecoveryOn {
+				m.startRamp(now, breaker.CauseProbeSlow)
+				m.slowRamp(now)
+				break
+			}
 			m.trip(now, breaker.CauseProbeSlow)
-		case success:
+		default:
 			m.successes++
-			if m.successes < m.ProbeSuccesses {
+			if m.successes-m.slowProbes < m.ProbeSuccesses {
 				break
 			}
 			if m.RecoveryOn {
@@ -366,7 +376,7 @@ func (m *Model) transition(to breaker.State, cause breaker.Cause) {
 // clear forgets the trip window, the failure run and the probes; never the
 // baselines.
 func (m *Model) clear() {
-	m.failures, m.successes, m.samples = 0, 0, nil
+	m.failures, m.successes, m.slowProbes, m.samples = 0, 0, 0, nil
 	clear(m.slots)
 }
 
