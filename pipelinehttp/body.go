@@ -1,0 +1,75 @@
+package pipelinehttp
+
+import (
+	"io"
+	"net/http"
+	"sync/atomic"
+)
+
+// DrainLimit is how much of a discarded response's body (a retried 503, a
+// hedge's loser) the transport reads before closing it. An HTTP/1.1
+// connection can carry the next request only once the body before it has
+// been read to its end, so a short error page is read whole and its
+// connection goes back to the pool; a longer body is not downloaded for
+// nothing, and its connection is closed instead. net/http's Client reads up
+// to 2 KiB of a redirect's body for the same reason; error pages are often a
+// little longer (a proxy's HTML 503), hence 4 KiB.
+const DrainLimit = 4 << 10
+
+// release frees a response the pipeline discards: it reads what is left of a
+// short body, so that the connection can be reused, and closes it. A body
+// whose declared length exceeds DrainLimit is closed at once, as net/http's
+// Client does with a redirect's body.
+func release(resp *http.Response) {
+	if resp.Body == nil {
+		return
+	}
+	if resp.ContentLength <= DrainLimit { // -1 (unknown) included
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, DrainLimit+1))
+	}
+	_ = resp.Body.Close()
+}
+
+// whenReleased arranges for done to run when resp's body is closed, by the
+// caller or by release. The stages of a pipeline each hand over what they
+// derived for the attempt (their contexts) this way, up to three per
+// response; they share one wrapper.
+func whenReleased(resp *http.Response, done func()) *http.Response {
+	if b, ok := resp.Body.(*body); ok && b.n < len(b.done) && !b.closed.Load() {
+		b.done[b.n] = done
+		b.n++
+		return resp
+	}
+	b := &body{ReadCloser: resp.Body}
+	if resp.Body == nil {
+		b.ReadCloser = http.NoBody
+	}
+	b.done[0], b.n = done, 1
+	resp.Body = b
+	return resp
+}
+
+// body is a response body whose Close also ends what the pipeline's stages
+// held for the attempt that produced it: its contexts, so that the body can
+// be read to its end after RoundTrip has returned, and is cut off only by a
+// deadline.
+//
+// The stages add to done before the response is handed on, one after the
+// other; Close may then run on any goroutine, more than once.
+type body struct {
+	io.ReadCloser
+	done   [3]func() // what the stages hold: the whole call's timeout, the hedge, the attempt's timeout
+	n      int       // done[:n] are set
+	closed atomic.Bool
+}
+
+// Close closes the body and then runs, once, everything the stages held.
+func (b *body) Close() error {
+	err := b.ReadCloser.Close()
+	if b.closed.CompareAndSwap(false, true) {
+		for _, f := range b.done[:b.n] {
+			f()
+		}
+	}
+	return err
+}

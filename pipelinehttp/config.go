@@ -1,0 +1,162 @@
+package pipelinehttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/registry"
+	"github.com/resilience-go/pipeline/standard"
+)
+
+// Defaults of the per-host registry, for the zero values of Config.MaxHosts
+// and Config.IdleAfter: the registry's own (see docs/registry.md).
+const (
+	// DefaultMaxHosts is the most hosts a transport keeps state for: 1024, room
+	// for every host a service calls, while bounding what hosts taken from
+	// user input can cost (about 10 KB each).
+	DefaultMaxHosts = registry.DefaultMaxKeys
+	// DefaultIdleAfter is how long a host goes unused before its state may be
+	// evicted: 10 minutes, twice the window over which a breaker measures its
+	// normal latency.
+	DefaultIdleAfter = registry.DefaultIdleAfter
+)
+
+// Config configures a [Transport]. Its zero value is the standard pipeline
+// (standard.New with every default) for every host, over
+// http.DefaultTransport.
+type Config struct {
+	// Base sends each attempt. Nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Standard configures every host's pipeline (see package standard), each
+	// with a breaker, budget and estimator of its own. Its Name must be empty
+	// (each host's pipeline is named after its host, Host.String) and so must
+	// its Clock (set Clock below). Its Hedge.Repeatable is set by the
+	// transport: only replayable requests reach the stage that hedges.
+	Standard standard.Config
+	// PerHost, if not nil, returns a host's own configuration, given the one
+	// every host shares (Standard, named after the host): return it with the
+	// settings to override for that host changed, or as it is. It is called
+	// when the host's state is built (at its first request, and again after
+	// an eviction); a configuration that cannot work is the error of that
+	// request, which is then not sent.
+	PerHost func(h Host, shared standard.Config) standard.Config
+	// Classify, if not nil, is consulted for every attempt before the
+	// transport's own rules (a response by its status, an error by its
+	// shape), after the caller's cancellation and errors marked with
+	// outcome.Mark: it returns false to leave an attempt to the rules. It must
+	// be safe for concurrent use.
+	Classify outcome.Classifier[*http.Response]
+	// OnEvent, if not nil, receives every event of every host's pipelines,
+	// with the context of the call or attempt it concerns and its source:
+	// Source.Pipeline is the host (Host.String). See pipeline.Options.OnEvent.
+	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
+	// MaxHosts is the most hosts whose state is kept at once; a new host
+	// beyond it evicts the one seen longest ago. Zero means DefaultMaxHosts
+	// (1024); negative is refused.
+	MaxHosts int
+	// IdleAfter is how long a host may go unused before its state is evicted
+	// at the next insertion of a new host. Zero means DefaultIdleAfter
+	// (10 min); negative is refused.
+	IdleAfter time.Duration
+	// Clock is the clock of every host's pipeline and state, of the registry
+	// of hosts, and the one a Retry-After date is read against. Nil means real
+	// time.
+	Clock clockwork.Clock
+}
+
+// Validate reports every setting of c that cannot work, each naming its field
+// and value, joined into one error; nil for a usable Config. It cannot check
+// what PerHost will return: that is checked when a host's state is built.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("pipelinehttp: Config."+format, args...))
+	}
+	if c.MaxHosts < 0 {
+		bad("MaxHosts must not be negative (0 means the default %d), got %d", DefaultMaxHosts, c.MaxHosts)
+	}
+	if c.IdleAfter < 0 {
+		bad("IdleAfter must not be negative (0 means the default %v), got %v", DefaultIdleAfter, c.IdleAfter)
+	}
+	if c.Standard.Name != "" {
+		bad("Standard.Name must be empty: each host's pipeline is named after its host, got %q", c.Standard.Name)
+	}
+	if c.Standard.Clock != nil {
+		bad("Standard.Clock must be nil: set Config.Clock, the clock of every host")
+	}
+	if err := c.Standard.Validate(); err != nil {
+		errs = append(errs, within("Standard", err))
+	}
+	return errors.Join(errs...)
+}
+
+// within prefixes each error joined in err with the field of Config it
+// concerns.
+func within(field string, err error) error {
+	var each []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		each = j.Unwrap()
+	} else {
+		each = []error{err}
+	}
+	out := make([]error, len(each))
+	for i, e := range each {
+		out[i] = fmt.Errorf("pipelinehttp: Config.%s: %w", field, e)
+	}
+	return errors.Join(out...)
+}
+
+// hostConfig is h's configuration: Standard named after h, with PerHost's
+// changes and the transport's clock, or an error naming PerHost if what it
+// returned cannot work.
+func (c Config) hostConfig(h Host) (standard.Config, error) {
+	cfg := c.Standard
+	cfg.Name = h.String()
+	if c.PerHost != nil {
+		cfg = c.PerHost(h, cfg)
+		var errs []error
+		if cfg.Clock != nil {
+			errs = append(errs, errors.New("standard: Config.Clock must be nil: set pipelinehttp's Config.Clock, the clock of every host"))
+		}
+		if err := cfg.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return cfg, within(fmt.Sprintf("PerHost(%s)", h), errors.Join(errs...))
+		}
+	}
+	cfg.Clock = c.Clock
+	cfg.Hedge.Repeatable = true
+	return cfg, nil
+}
+
+// timeouts are the whole call's and the attempt's timeouts of cfg, with the
+// defaults standard.New gives them.
+func timeouts(cfg standard.Config) (total, attempt time.Duration) {
+	total = cfg.Timeout
+	if total == 0 {
+		total = standard.DefaultTimeout
+	}
+	attempt = cfg.AttemptTimeout
+	if attempt == 0 {
+		attempt = min(standard.DefaultAttemptTimeout, total/2)
+	}
+	return total, attempt
+}
+
+// describe says what a response is, in the error of a call whose last
+// response was judged a failure: its status line.
+func describe(resp *http.Response) string {
+	if resp.Status != "" {
+		return strings.TrimSpace(resp.Status)
+	}
+	return http.StatusText(resp.StatusCode)
+}
