@@ -125,6 +125,29 @@ func (w *Window) Add(now, d time.Duration) {
 	w.adds++
 }
 
+// Held returns how far back, at now, the samples the window holds reach: from
+// the start of the oldest slice that holds one to now, at most the span; 0
+// when it holds none. A window younger than its span holds less history than
+// the span, which is what its owner knows and no more. Held changes nothing.
+func (w *Window) Held(now time.Duration) time.Duration {
+	if w.n == 0 || !w.began {
+		return 0
+	}
+	now = max(now, w.next-w.width) // time never runs backwards
+	passed := 0                    // the slices a rotation to now would expire
+	if now >= w.next {
+		passed = int(min((uint64(now)-uint64(w.next))/uint64(w.width)+1, uint64(len(w.ring))))
+	}
+	held := time.Duration(0)
+	for back := 0; back+passed < len(w.ring); back++ {
+		i := (w.cur - back + len(w.ring)) % len(w.ring)
+		if w.ring[i].n > 0 {
+			held = now - (w.next - time.Duration(back+1)*w.width)
+		}
+	}
+	return min(held, w.span)
+}
+
 // Quantile returns the q-th quantile of the samples the window holds at now and
 // how many samples that is. With no samples it returns 0, 0: a duration of 0
 // with samples 0 means "no estimate", never a measured 0.

@@ -298,3 +298,19 @@ func TestWindowDropsBeyondCapacity(t *testing.T) {
 	assert.Equal(t, uint32(0), w.total[bucketOf(time.Second)], "dropped, not counted")
 	assert.Equal(t, uint32(1), w.ring[0].n)
 }
+
+func TestHeldIsTheHistoryTheWindowHolds(t *testing.T) {
+	w, err := NewWindow(10*time.Second, 10)
+	require.NoError(t, err)
+	assert.Zero(t, w.Held(0), "no samples")
+	w.Add(2500*time.Millisecond, time.Millisecond) // in the slice [2 s, 3 s)
+	assert.Equal(t, time.Second, w.Held(3*time.Second), "from the start of its slice")
+	assert.Equal(t, 8*time.Second, w.Held(10*time.Second))
+	w.Add(10*time.Second, time.Millisecond)
+	assert.Equal(t, 9*time.Second, w.Held(11*time.Second))
+	assert.Equal(t, 9999*time.Millisecond, w.Held(11999*time.Millisecond), "the oldest slice is still in the window")
+	assert.Equal(t, 2*time.Second, w.Held(12*time.Second), "the slice of 2 s has expired")
+	assert.Zero(t, w.Held(time.Minute), "everything has expired")
+	_, n := w.Quantile(11*time.Second, 0.5)
+	assert.Equal(t, 2, n, "Held changed nothing")
+}

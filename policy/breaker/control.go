@@ -77,6 +77,18 @@ type Snapshot struct {
 	// returns; NormalLatency is 0 when NormalLatencyOK is false.
 	NormalLatency   time.Duration
 	NormalLatencyOK bool
+	// NormalLatencyHeld is how much history the measured normal latency holds:
+	// from the oldest success in its window to now, at most SlowCalls.Window.
+	// A breaker up for less than the window holds only as much as it has been
+	// up. Its normal holds out against a brownout for about SlowCalls.Quantile
+	// × NormalLatencyHeld, and NormalLatencyHoldsOut says whether that is at
+	// least twice the SlowCallRatio × TripWindow of slow calls a slow-call trip
+	// needs: the race that Config.Validate checks for a full window, judged on
+	// what the breaker actually holds. A young breaker (a minute at the
+	// defaults) that has not won it yet would follow a brownout before
+	// tripping on it.
+	NormalLatencyHeld     time.Duration
+	NormalLatencyHoldsOut bool
 	// NormalFailureRate and NormalFailureRateOK are what
 	// [Breaker.NormalFailureRate] returns; NormalFailureRate is 0 when
 	// NormalFailureRateOK is false.
@@ -129,6 +141,11 @@ func (b *Breaker) Snapshot() Snapshot {
 	s.NormalLatency, s.NormalLatencyOK = b.normalLatency(now)
 	if !s.NormalLatencyOK {
 		s.NormalLatency = 0
+	}
+	if b.latencies != nil {
+		s.NormalLatencyHeld = b.latencies.Held(time.Duration(now))
+		s.NormalLatencyHoldsOut = s.NormalLatencyOK &&
+			b.cfg.slowQ*float64(s.NormalLatencyHeld) >= 2*b.cfg.slowRatio*float64(b.cfg.tripWindow)
 	}
 	s.NormalFailureRate, s.NormalFailureRateOK = b.normalFailureRate(now)
 	s.SlowCallThreshold, _ = b.slowLimit(now)

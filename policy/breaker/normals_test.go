@@ -318,3 +318,24 @@ func TestReadingNormalsDoesNotChangeTheBreaker(t *testing.T) {
 	}
 	assert.Equal(t, before, r.b.Snapshot())
 }
+
+// A young breaker knows only the history it has: up 30 s, its normal would
+// hold out against a brownout for 15 s, short of twice the 15 s of slow calls
+// a slow-call trip needs; up a minute and more, it wins that race. The
+// snapshot says which.
+func TestAYoungBreakerSaysWhatItKnows(t *testing.T) {
+	r := newRig(t, breaker.Config{})
+	assert.Zero(t, r.b.Snapshot().NormalLatencyHeld)
+	r.serve(300, ok, 10*time.Millisecond, 100*time.Millisecond) // 30 s of successes
+	s := r.b.Snapshot()
+	require.True(t, s.NormalLatencyOK)
+	assert.InDelta(t, float64(30*time.Second), float64(s.NormalLatencyHeld), float64(breaker.DefaultSlowCallsWindow/breaker.BaselineSlices))
+	assert.False(t, s.NormalLatencyHoldsOut, "0.5 x 30 s is short of 2 x 0.5 x 30 s")
+	r.serve(400, ok, 10*time.Millisecond, 100*time.Millisecond) // 70 s up
+	s = r.b.Snapshot()
+	assert.True(t, s.NormalLatencyHoldsOut, "held %v", s.NormalLatencyHeld)
+	r.clock.Advance(10 * time.Minute) // idle: the window forgets
+	s = r.b.Snapshot()
+	assert.Zero(t, s.NormalLatencyHeld)
+	assert.False(t, s.NormalLatencyHoldsOut)
+}

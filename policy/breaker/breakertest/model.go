@@ -172,6 +172,13 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 		}
 	}
 	s.NormalLatency, s.NormalLatencyOK = m.NormalLatency(now)
+	if m.SlowCallsOn {
+		s.NormalLatencyHeld = m.latencies.Held(now.Sub(m.Origin))
+		// The race of Config.Validate, on the history held: the normal holds
+		// out for Quantile x Held, the trip needs SlowCallRatio x TripWindow.
+		s.NormalLatencyHoldsOut = s.NormalLatencyOK &&
+			m.SlowCallsQuantile*float64(s.NormalLatencyHeld) >= 2*m.SlowCallRatio*float64(m.TripWindow)
+	}
 	s.NormalFailureRate, s.NormalFailureRateOK = m.NormalFailureRate(now)
 	s.SlowCallThreshold, _ = m.SlowCallLimit(now)
 	s.FailureTripPoint = m.FailureTripPoint(now)
