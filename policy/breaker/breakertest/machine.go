@@ -29,7 +29,10 @@ import (
 //   - a refusal, real or in shadow mode, raises no Rejection event, or one
 //     whose state, hint or Shadow field is wrong, or an admission raises one;
 //   - more probes hold slots than Config.HalfOpenProbes;
-//   - it closes from HalfOpen without Config.ProbeSuccesses successful probes;
+//   - it closes from HalfOpen before its fast probes lead its slow ones by
+//     Config.ProbeSuccesses;
+//   - Pressure differs from the model's (which keeps the relative trip's
+//     two-failure rule, and reads 1 unless Closed);
 //   - reading the state (State, Snapshot, NormalLatency, NormalFailureRate)
 //     changes anything;
 //   - a break is outside its jitter bounds or the growth cap (a break from
@@ -56,8 +59,7 @@ import (
 //     [Recovery.Minimum, Recovery.Maximum]; a failure of an attempt the ramp
 //     admitted does not re-open it at once; it leaves Recovering other than by
 //     that failure, by running out, by Reset, Isolate or IsolateFor (so no
-//     slow call ever trips it); or Pressure reads below 1 while it is
-//     Recovering.
+//     slow call ever trips it).
 //
 // The breaker starts in the mode cfg.Shadow says, and the property switches
 // the mode at random as it goes ([Configs] always leaves Shadow false, so the
@@ -382,8 +384,8 @@ func (h *harness) read(t *rapid.T) {
 		if r, ok := h.b.NormalFailureRate(); r != s.NormalFailureRate || ok != s.NormalFailureRateOK {
 			t.Fatalf("NormalFailureRate() = %v, %v; Snapshot says %v, %v", r, ok, s.NormalFailureRate, s.NormalFailureRateOK)
 		}
-		if p := h.b.Pressure(); s.State != breaker.Closed && p != 1 {
-			t.Fatalf("Pressure() = %v while %v", p, s.State)
+		if p, want := h.b.Pressure(), h.m.Pressure(h.clock.Now()); p != want {
+			t.Fatalf("Pressure() = %v while %v, the model says %v", p, s.State, want)
 		}
 		if again := h.b.Snapshot(); again != s {
 			t.Fatalf("reading changed the breaker: %+v then %+v", s, again)

@@ -159,3 +159,25 @@ func (m *Model) FailureTripPoint(now time.Time) float64 {
 	}
 	return m.FailureRatio
 }
+
+// Pressure is what Breaker.Pressure reads at now: 1 unless the breaker reads
+// Closed; otherwise the larger of the failure run over Consecutive and, with
+// MinimumCalls samples in the trip window, the window's failure ratio over
+// the effective trip point, the relative one counting only from two failures
+// (one failure cannot trip it) and FailureRatio from the first.
+func (m *Model) Pressure(now time.Time) float64 {
+	if m.State(now) != breaker.Closed {
+		return 1
+	}
+	p := float64(m.failures) / float64(m.Consecutive)
+	if calls, failures, _ := m.TripWindowCounts(now); calls >= m.MinimumCalls {
+		point := m.FailureTripPoint(now)
+		if _, relative := m.relativePoint(now); relative && failures < 2 {
+			point = m.FailureRatio
+		}
+		if point > 0 {
+			p = max(p, float64(failures)/float64(calls)/point)
+		}
+	}
+	return min(p, 1)
+}
