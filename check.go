@@ -61,6 +61,14 @@ func (p Problem) Error() string {
 //   - Warning: a retry inside another retry. Their attempts multiply (three
 //     times three is nine), a retry storm in miniature unless one budget pays
 //     for both; an inner retry of one narrow error class can be deliberate.
+//   - Warning: a fallback inside a retry or a breaker. It answers the failures
+//     before they reach them, so the retry never retries and the breaker
+//     never learns; a fallback belongs outermost.
+//   - Warning: a measured ceiling outside a retry. It bounds the whole call,
+//     retries and backoffs included, where it is meant to cut one attempt.
+//   - Warning: fault injection outside a retry. The injected faults never
+//     reach the retry or the breaker inside it, which is usually what the
+//     game day meant to test.
 //
 // The standard pipeline (package standard) raises none of them. A nil policy
 // is skipped: [New] refuses it on its own.
@@ -86,6 +94,12 @@ func check(infos []StageInfo) []Problem {
 				add(Warning, i, j, "the hedge is outside the breaker, so each copy is admitted on its own: put the breaker outside to have one attempt sampled once")
 			case out.Kind == "retry" && in.Kind == "retry":
 				add(Warning, i, j, "a retry inside a retry multiplies their attempts: use one retry stage, or one budget for both")
+			case (out.Kind == "retry" || out.Kind == "breaker") && in.Kind == "fallback":
+				add(Warning, i, j, "the fallback is inside the %s, so it answers failures before the %s sees them: put the fallback outermost", out.Kind, out.Kind)
+			case out.Kind == "ceiling" && in.Kind == "retry":
+				add(Warning, i, j, "the ceiling is outside the retry, so it bounds the whole call, not each attempt: put it inside")
+			case out.Kind == "fault" && in.Kind == "retry":
+				add(Warning, i, j, "the faults are injected outside the retry, so neither it nor a breaker inside it sees them: put the fault stage inside")
 			}
 		}
 	}

@@ -10,14 +10,18 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/fallback"
+	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
 
 // stages builds one stage of each kind, by letter: T and t are timeouts of
-// 10 s and 1 s, R a retry, B a breaker, H a hedge, and x a custom stage that
-// does not describe itself.
+// 10 s and 1 s, R a retry, B a breaker, H a hedge, F a fallback, C a measured
+// ceiling, I fault injection, and x a custom stage that does not describe
+// itself.
 func stages(t *testing.T, letters string) []pipeline.Policy[int] {
 	t.Helper()
 	var out []pipeline.Policy[int]
@@ -41,6 +45,18 @@ func stages(t *testing.T, letters string) []pipeline.Policy[int] {
 			out = append(out, breaker.Guard[int](b))
 		case 'H':
 			p, err := hedge.New[int](hedge.Config{})
+			require.NoError(t, err)
+			out = append(out, p)
+		case 'F':
+			p, err := fallback.New(fallback.Config[int]{Func: func(context.Context, pipeline.Result[int]) (int, error) { return 0, nil }})
+			require.NoError(t, err)
+			out = append(out, p)
+		case 'C':
+			p, err := ceiling.New[int](ceiling.Config{})
+			require.NoError(t, err)
+			out = append(out, p)
+		case 'I':
+			p, err := fault.New(fault.Config[int]{})
 			require.NoError(t, err)
 			out = append(out, p)
 		case 'x':
@@ -76,6 +92,11 @@ func TestCheckReportsEachComposition(t *testing.T) {
 		{"TRRBt", []problem{{pipeline.Warning, 2, 3}}},  // two retries
 		{"TRxRBt", []problem{{pipeline.Warning, 2, 4}}}, // two retries, a custom stage between
 		{"BHRB", []problem{{pipeline.Warning, 1, 3}, {pipeline.Warning, 2, 4}}},
+		{"FTRBHCIt", nil}, // the card with every stage where it belongs
+		{"TRFBt", []problem{{pipeline.Warning, 2, 3}}}, // a fallback inside the retry
+		{"TBFt", []problem{{pipeline.Warning, 2, 3}}},  // a fallback inside the breaker
+		{"TCRBt", []problem{{pipeline.Warning, 2, 3}}}, // a ceiling outside the retry
+		{"IRBt", []problem{{pipeline.Warning, 1, 2}}},  // faults injected outside the retry
 		{"xxx", nil}, // stages that do not describe themselves are not judged
 		{"", nil},
 	} {

@@ -5,7 +5,9 @@
 // from 16.4 µs to 34.4 s, each under 19% wide, plus one for everything under
 // 16.4 µs), kept per time slice in a ring, with a running total and each
 // bucket's sum so that a read never sums slices and places a value by its
-// bucket's mean: a latency that holds steady reads as itself. It holds the last span of samples, give or take one slice, and
+// bucket's mean: a latency that holds steady reads as itself at the median (a
+// high quantile of it reads up to half a bucket above). It holds the last span
+// of samples, give or take one slice, and
 // forgets them whole slices at a time, so an idle window decays to "no samples"
 // instead of reporting a stale figure. Reading a quantile is memoized: under
 // steady traffic it is recomputed once per samples/32 new samples, and costs a

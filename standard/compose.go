@@ -7,6 +7,9 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/fallback"
+	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
@@ -14,7 +17,8 @@ import (
 
 // Compose builds a pipeline of the stages given, the first outermost, with
 // the result type T written once: each stage is given either by its
-// configuration (a timeout.Config, retry.Config or hedge.Config, built for T
+// configuration (a timeout.Config, retry.Config, hedge.Config or
+// ceiling.Config, or a fallback.Config[T] or fault.Config[T], built for T
 // here), by a shared *breaker.Breaker (guarded here, as breaker.Guard does),
 // or as a pipeline.Policy[T] already built, such as a custom stage that
 // describes itself. So
@@ -66,6 +70,12 @@ func stage[T any](s pipeline.Described) (pipeline.Policy[T], error) {
 		return retry.New[T](s)
 	case hedge.Config:
 		return hedge.New[T](s)
+	case ceiling.Config:
+		return ceiling.New[T](s)
+	case fallback.Config[T]:
+		return fallback.New(s)
+	case fault.Config[T]:
+		return fault.New(s)
 	case *breaker.Breaker:
 		if s == nil {
 			return nil, errors.New("a nil *breaker.Breaker")
@@ -73,7 +83,7 @@ func stage[T any](s pipeline.Described) (pipeline.Policy[T], error) {
 		return breaker.Guard[T](s), nil
 	}
 	var zero T
-	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, *breaker.Breaker)", s, zero)
+	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, ceiling.Config, fallback.Config[T], fault.Config[T], *breaker.Breaker)", s, zero)
 }
 
 // isNil reports whether v holds a nil pointer, function or other nilable

@@ -13,6 +13,9 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/fallback"
+	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
@@ -104,4 +107,27 @@ func mustBreaker(t *testing.T) *breaker.Breaker {
 	b, err := breaker.New(breaker.Config{})
 	require.NoError(t, err)
 	return b
+}
+
+// The stages of issue 15 compose by configuration too: a fallback outermost
+// answers the refusal of an isolated breaker, through a retry and a ceiling.
+func TestComposeBuildsTheOtherStages(t *testing.T) {
+	brk := mustBreaker(t)
+	brk.Isolate()
+	p, err := standard.Compose[string](
+		fallback.Config[string]{Func: func(context.Context, pipeline.Result[string]) (string, error) { return "cached", nil }},
+		retry.Config{RefusalPause: -1},
+		brk,
+		ceiling.Config{},
+		fault.Config[string]{},
+	)
+	require.NoError(t, err)
+	kinds := []string{}
+	for _, s := range p.Stages() {
+		kinds = append(kinds, s.Kind)
+	}
+	assert.Equal(t, []string{"fallback", "retry", "breaker", "ceiling", "fault"}, kinds)
+	v, err := p.Execute(context.Background(), func(context.Context) (string, error) { return "fresh", nil })
+	require.NoError(t, err)
+	assert.Equal(t, "cached", v)
 }
