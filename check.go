@@ -66,6 +66,9 @@ func (p Problem) Error() string {
 //     never learns; a fallback belongs outermost.
 //   - Warning: a measured ceiling outside a retry. It bounds the whole call,
 //     retries and backoffs included, where it is meant to cut one attempt.
+//   - Warning: a bulkhead or an adaptive limit inside a breaker. The time a
+//     call waits in its queue counts in the attempt's duration, so a queue
+//     that fills reads to the breaker as a slow dependency.
 //   - Warning: fault injection outside a retry. The injected faults never
 //     reach the retry or the breaker inside it, which is usually what the
 //     game day meant to test.
@@ -98,6 +101,8 @@ func check(infos []StageInfo) []Problem {
 				add(Warning, i, j, "the fallback is inside the %s, so it answers failures before the %s sees them: put the fallback outermost", out.Kind, out.Kind)
 			case out.Kind == "ceiling" && in.Kind == "retry":
 				add(Warning, i, j, "the ceiling is outside the retry, so it bounds the whole call, not each attempt: put it inside")
+			case out.Kind == "breaker" && (in.Kind == "bulkhead" || in.Kind == "adaptive"):
+				add(Warning, i, j, "the %s is inside the breaker, so time queued for a slot reads to the breaker as a slow dependency: put it outside", in.Kind)
 			case out.Kind == "fault" && in.Kind == "retry":
 				add(Warning, i, j, "the faults are injected outside the retry, so neither it nor a breaker inside it sees them: put the fault stage inside")
 			}

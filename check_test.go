@@ -10,6 +10,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
@@ -20,7 +21,7 @@ import (
 
 // stages builds one stage of each kind, by letter: T and t are timeouts of
 // 10 s and 1 s, R a retry, B a breaker, H a hedge, F a fallback, C a measured
-// ceiling, I fault injection, and x a custom stage that does not describe
+// ceiling, I fault injection, K a bulkhead, and x a custom stage that does not describe
 // itself.
 func stages(t *testing.T, letters string) []pipeline.Policy[int] {
 	t.Helper()
@@ -59,6 +60,10 @@ func stages(t *testing.T, letters string) []pipeline.Policy[int] {
 			p, err := fault.New(fault.Config[int]{})
 			require.NoError(t, err)
 			out = append(out, p)
+		case 'K':
+			b, err := bulkhead.New(bulkhead.Config{MaxConcurrent: 4})
+			require.NoError(t, err)
+			out = append(out, bulkhead.Guard[int](b))
 		case 'x':
 			out = append(out, pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
 				return next.Run(ctx)

@@ -31,6 +31,13 @@ const (
 	// hint) that outlasts the time the call has left, so the call stopped at
 	// once rather than wait in vain. The hint is in [StopError.RetryAfter].
 	HintBeyondDeadline
+	// RateLimited: a rate limiter refused the call: our own limit on the rate
+	// we send at, not a sign the dependency is unwell.
+	RateLimited
+	// ConcurrencyLimited: a bulkhead or an adaptive concurrency limit refused
+	// the call: as many calls as it allows were already in flight (and its
+	// queue, if any, was full or the wait too long).
+	ConcurrencyLimited
 )
 
 // Sentinels matched, with errors.Is, by a [StopError] of the corresponding reason.
@@ -42,6 +49,8 @@ var (
 	ErrAttemptsExhausted     = errors.New("pipeline: attempts exhausted")
 	ErrPermanent             = errors.New("pipeline: permanent failure")
 	ErrHintBeyondDeadline    = errors.New("pipeline: retry-after hint outlasts the deadline")
+	ErrRateLimited           = errors.New("pipeline: rate limited")
+	ErrConcurrencyLimited    = errors.New("pipeline: concurrency limit reached")
 )
 
 // String returns the reason in words.
@@ -61,6 +70,10 @@ func (r Reason) String() string {
 		return "permanent failure"
 	case HintBeyondDeadline:
 		return "retry-after hint outlasts the deadline"
+	case RateLimited:
+		return "rate limited"
+	case ConcurrencyLimited:
+		return "concurrency limit reached"
 	}
 	return fmt.Sprintf("pipeline.Reason(%d)", uint8(r))
 }
@@ -82,6 +95,10 @@ func (r Reason) sentinel() error {
 		return ErrPermanent
 	case HintBeyondDeadline:
 		return ErrHintBeyondDeadline
+	case RateLimited:
+		return ErrRateLimited
+	case ConcurrencyLimited:
+		return ErrConcurrencyLimited
 	}
 	return nil
 }

@@ -6,11 +6,14 @@ import (
 	"reflect"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -19,7 +22,8 @@ import (
 // the result type T written once: each stage is given either by its
 // configuration (a timeout.Config, retry.Config, hedge.Config or
 // ceiling.Config, or a fallback.Config[T] or fault.Config[T], built for T
-// here), by a shared *breaker.Breaker (guarded here, as breaker.Guard does),
+// here), by a shared *breaker.Breaker, *ratelimit.Limiter, *bulkhead.Bulkhead
+// or *adaptive.Limiter (guarded here, as their Guard does),
 // or as a pipeline.Policy[T] already built, such as a custom stage that
 // describes itself. So
 //
@@ -81,9 +85,24 @@ func stage[T any](s pipeline.Described) (pipeline.Policy[T], error) {
 			return nil, errors.New("a nil *breaker.Breaker")
 		}
 		return breaker.Guard[T](s), nil
+	case *ratelimit.Limiter:
+		if s == nil {
+			return nil, errors.New("a nil *ratelimit.Limiter")
+		}
+		return ratelimit.Guard[T](s), nil
+	case *bulkhead.Bulkhead:
+		if s == nil {
+			return nil, errors.New("a nil *bulkhead.Bulkhead")
+		}
+		return bulkhead.Guard[T](s), nil
+	case *adaptive.Limiter:
+		if s == nil {
+			return nil, errors.New("a nil *adaptive.Limiter")
+		}
+		return adaptive.Guard[T](s), nil
 	}
 	var zero T
-	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, ceiling.Config, fallback.Config[T], fault.Config[T], *breaker.Breaker)", s, zero)
+	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, ceiling.Config, fallback.Config[T], fault.Config[T], *breaker.Breaker, *ratelimit.Limiter, *bulkhead.Bulkhead, *adaptive.Limiter)", s, zero)
 }
 
 // isNil reports whether v holds a nil pointer, function or other nilable

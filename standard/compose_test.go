@@ -13,10 +13,12 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 	"github.com/resilience-go/pipeline/standard"
@@ -36,7 +38,7 @@ func (c counted) Execute(ctx context.Context, next pipeline.Next[string]) pipeli
 // guards, the budget the one that pays.
 func TestComposeBuildsTheCardFromConfigurations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		funds, err := budget.New(budget.Config{})
+		funds, err := budget.New(budget.Config{RefillPerSecond: 0.001, Capacity: 30}) // no refill to hide what the retry paid
 		require.NoError(t, err)
 		brk, err := breaker.New(breaker.Config{Name: "db", ConsecutiveFailures: 2})
 		require.NoError(t, err)
@@ -114,9 +116,15 @@ func mustBreaker(t *testing.T) *breaker.Breaker {
 func TestComposeBuildsTheOtherStages(t *testing.T) {
 	brk := mustBreaker(t)
 	brk.Isolate()
+	limit, err := ratelimit.New(ratelimit.Config{Rate: 100})
+	require.NoError(t, err)
+	slots, err := bulkhead.New(bulkhead.Config{MaxConcurrent: 4})
+	require.NoError(t, err)
 	p, err := standard.Compose[string](
 		fallback.Config[string]{Func: func(context.Context, pipeline.Result[string]) (string, error) { return "cached", nil }},
 		retry.Config{RefusalPause: -1},
+		limit,
+		slots,
 		brk,
 		ceiling.Config{},
 		fault.Config[string]{},
@@ -126,7 +134,7 @@ func TestComposeBuildsTheOtherStages(t *testing.T) {
 	for _, s := range p.Stages() {
 		kinds = append(kinds, s.Kind)
 	}
-	assert.Equal(t, []string{"fallback", "retry", "breaker", "ceiling", "fault"}, kinds)
+	assert.Equal(t, []string{"fallback", "retry", "ratelimit", "bulkhead", "breaker", "ceiling", "fault"}, kinds)
 	v, err := p.Execute(context.Background(), func(context.Context) (string, error) { return "fresh", nil })
 	require.NoError(t, err)
 	assert.Equal(t, "cached", v)

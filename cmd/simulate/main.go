@@ -44,31 +44,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	all := scenarios()
 	if *list {
-		for _, s := range simulation.Scenarios() {
+		for _, s := range all {
 			status := ""
-			if s.Pending != "" {
-				status = " [pending: " + s.Pending + "]"
+			if s.pending != "" {
+				status = " [pending: " + s.pending + "]"
 			}
-			fmt.Fprintf(stdout, "%-20s %s%s\n", s.Name, s.Claim, status)
+			fmt.Fprintf(stdout, "%-20s %s%s\n", s.name, s.claim, status)
 		}
 		return 0
 	}
 
-	var chosen []simulation.Scenario
-	if *name == "all" {
-		chosen = simulation.Scenarios()
-	} else {
-		s, ok := simulation.Lookup(*name)
-		if !ok {
+	chosen := all
+	if *name != "all" {
+		chosen = nil
+		for _, s := range all {
+			if s.name == *name {
+				chosen = append(chosen, s)
+			}
+		}
+		if len(chosen) == 0 {
 			fmt.Fprintf(stderr, "simulate: no scenario %q (see -list)\n", *name)
 			return 2
 		}
-		if s.Pending != "" {
-			fmt.Fprintf(stderr, "simulate: scenario %s cannot run yet: %s\n", s.Name, s.Pending)
+		if p := chosen[0].pending; p != "" {
+			fmt.Fprintf(stderr, "simulate: scenario %s cannot run yet: %s\n", *name, p)
 			return 2
 		}
-		chosen = []simulation.Scenario{s}
 	}
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -85,14 +88,69 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// report is what the command needs of a variant's report: a
+// simulation.Report or a simulation.LimitReport.
+type report interface {
+	String() string
+	WriteSeries(io.Writer) error
+	Chart() simulation.Chart
+}
+
+// scenario is a simulation.Scenario or a simulation.LimitScenario, as the
+// command runs it: run returns the reports, the summary and the comparison
+// charts.
+type scenario struct {
+	name, claim, pending string
+	run                  func(seed uint64) ([]report, string, []simulation.Chart, error)
+}
+
+// scenarios returns every built-in scenario, the calls' first, then the
+// concurrency limits'.
+func scenarios() []scenario {
+	var all []scenario
+	for _, s := range simulation.Scenarios() {
+		all = append(all, scenario{s.Name, s.Claim, s.Pending, func(seed uint64) ([]report, string, []simulation.Chart, error) {
+			rs, err := s.Run(seed)
+			return collect(rs, s.Summary, s.Compare, err)
+		}})
+	}
+	for _, s := range simulation.LimitScenarios() {
+		all = append(all, scenario{s.Name, s.Claim, "", func(seed uint64) ([]report, string, []simulation.Chart, error) {
+			rs, err := s.Run(seed)
+			return collect(rs, s.Summary, s.Compare, err)
+		}})
+	}
+	return all
+}
+
+// collect turns a scenario's reports into what runScenario prints.
+func collect[R report](rs []R, summary func([]R) string, compare func([]R) []simulation.Chart, err error) ([]report, string, []simulation.Chart, error) {
+	if err != nil {
+		return nil, "", nil, err
+	}
+	out := make([]report, len(rs))
+	for i, r := range rs {
+		out[i] = r
+	}
+	var text string
+	if summary != nil {
+		text = summary(rs)
+	}
+	var charts []simulation.Chart
+	if compare != nil {
+		charts = compare(rs)
+	}
+	return out, text, charts, nil
+}
+
 // runScenario runs s, prints its reports and writes its charts to dir.
-func runScenario(s simulation.Scenario, seed uint64, dir string, series bool, w io.Writer) error {
-	fmt.Fprintf(w, "== %s: %s\n", s.Name, s.Claim)
-	if s.Pending != "" {
-		fmt.Fprintf(w, "   pending: %s\n\n", s.Pending)
+func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) error {
+	fmt.Fprintf(w, "== %s: %s\n", s.name, s.claim)
+	if s.pending != "" {
+		fmt.Fprintf(w, "   pending: %s\n\n", s.pending)
 		return nil
 	}
-	reports, err := s.Run(seed)
+	reports, summary, compared, err := s.run(seed)
 	if err != nil {
 		return err
 	}
@@ -107,14 +165,12 @@ func runScenario(s simulation.Scenario, seed uint64, dir string, series bool, w 
 		}
 		charts = append(charts, r.Chart())
 	}
-	if s.Summary != nil {
-		fmt.Fprintln(w, s.Summary(reports))
+	if summary != "" {
+		fmt.Fprintln(w, summary)
 	}
-	if s.Compare != nil {
-		for _, c := range s.Compare(reports) {
-			c.Title = s.Name + ": " + c.Title
-			charts = append(charts, c)
-		}
+	for _, c := range compared {
+		c.Title = s.name + ": " + c.Title
+		charts = append(charts, c)
 	}
 	if dir == "" {
 		return nil

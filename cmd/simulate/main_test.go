@@ -120,3 +120,18 @@ func TestSlug(t *testing.T) {
 	assert.Equal(t, "retry-storm-no-budget", slug("retry-storm/no-budget"))
 	assert.Equal(t, "a-b", slug("  A -- b!"))
 }
+
+// The concurrency limits' scenario runs through the same command, listed
+// after the calls' scenarios.
+func TestRunsTheAdaptiveLimitScenario(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := simulate("-scenario", "adaptive-limit", "-out", dir)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "== adaptive-limit: ")
+	assert.Contains(t, out, "  adaptive-limit/adaptive       16234  24000\n")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(entries), 4, "a chart per variant and the comparisons")
+	_, list, _ := simulate("-list")
+	assert.Contains(t, list, "\nadaptive-limit ")
+}

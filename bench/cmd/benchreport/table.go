@@ -24,6 +24,15 @@ var floorOf = map[string]string{
 	"CardHedgedGuarded": "Floor/withtimeout",
 	"Refusal":           "Floor/now",
 	"Preset":            "Floor/withtimeout",
+
+	// The limits (issue #15).
+	"RateLimit":             "Floor/now",
+	"RateLimitParallel":     "Floor/now",
+	"RateLimitRefused":      "Floor/now",
+	"Bulkhead":              "Floor/mutex",
+	"BulkheadParallel":      "Floor/mutex",
+	"AdaptiveLimit":         "Floor/now",
+	"AdaptiveLimitParallel": "Floor/now",
 }
 
 // target is what one of our rows must reach (SPEC section 9 and the issues
@@ -63,6 +72,17 @@ var targets = map[string]target{
 	// one pipeline on this machine.
 	"Preset/ok":  {peer: "handbuilt", maxRatio: 1.05, allocs: 0, allocsFloor: "Preset/ok/handbuilt"},
 	"Scopes/get": {peer: "syncmap", maxRatio: 1, allocs: 0},
+	// The limits (issue #15): a rate-limit stage no slower than
+	// x/time/rate's Allow made a stage; a contended bulkhead no slower than a
+	// buffered-channel semaphore; every success path and refusal without
+	// allocation.
+	"RateLimit/ok":             {peer: "xstage", maxRatio: 1, allocs: 0},
+	"RateLimitParallel/ok":     {peer: "xstage", maxRatio: 1, allocs: 0},
+	"RateLimitRefused/refused": {peer: "xrate", maxRatio: 1, allocs: 0},
+	"Bulkhead/ok":              {peer: "failsafe", maxRatio: 1, allocs: 0},
+	"BulkheadParallel/ok":      {peer: "chan", maxRatio: 1, allocs: 0},
+	"AdaptiveLimit/ok":         {peer: "failsafe", maxRatio: 1, allocs: 0},
+	"AdaptiveLimitParallel/ok": {peer: "failsafe", maxRatio: 1, allocs: 0},
 }
 
 // reference names the rows whose summed time t's ratio is taken against, for

@@ -1,0 +1,271 @@
+package adaptive
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
+)
+
+// Kind is the kind of stage a limiter makes: the Stage of its stop errors and
+// events.
+const Kind = "adaptive"
+
+// refusal is the reason of the stage's stop errors: one of our own limits
+// refused the call, which says nothing of the dependency's health.
+const refusal = pipeline.ConcurrencyLimited
+
+// The bounds of a cut: a limit is never cut by less than a fifth, so that a
+// cut that does not shorten the latency stands out from one that does, nor by
+// more than half, so that one bad interval cannot empty the dependency.
+const (
+	deepestCut  = 0.5
+	shallowCut  = 0.8
+	fruitless   = 0.9 // a cut is fruitless if the next latency is above this share of the one that made it
+	throttleCut = shallowCut
+)
+
+// Limiter is a concurrency limit that finds itself: a [bulkhead.Bulkhead]
+// whose limit is revised every Config.Interval from the latency it measures.
+// Build one with [New] per dependency and share it: it is not generic, so
+// pipelines of different result types can share one, and [Guard] makes it a
+// stage. Code outside a pipeline (the simulation) uses [Limiter.Acquire] or
+// [Limiter.TryAcquire], then [Limiter.Done].
+//
+// A Limiter is safe for concurrent use. One mutex guards the rule's state; the
+// slots have the bulkhead's own, and the estimator its own. The zero Limiter is
+// not usable.
+type Limiter struct {
+	// Immutable after New.
+	name         string
+	slots        *bulkhead.Bulkhead
+	est          *latency.Estimator
+	fedElsewhere bool
+	minLimit     float64
+	maxLimit     float64
+	quantile     float64
+	tolerance    float64
+	interval     time.Duration
+	minSamples   int
+
+	// peak is the most calls inside at once since the last revision: one word,
+	// raised with compare-and-swap on every admission.
+	peak atomic.Int64
+	// hint is the retry-after hint of a refusal: the median latency read at
+	// the last revision, the time a slot is typically held.
+	hint atomic.Int64
+	// refused is the latest refusal made, shared by the refusals with the same
+	// hint, so that refusing allocates nothing under load.
+	refused atomic.Pointer[pipeline.StopError]
+
+	// mu guards the fields below it.
+	mu     sync.Mutex
+	limit  float64         // the limit; the slots hold its integer part
+	recent *latency.Window // answers of the current interval: one slice, an interval wide
+	seen   time.Duration   // the latest time given to recent; -1 before any
+	next   time.Duration   // the end of the current interval: reaching it revises the limit
+	// throttled counts the calls of the interval the dependency throttled.
+	throttled int
+	// cut says the last revision cut the limit for a queue, when the recent
+	// quantile was cutAt.
+	cut   bool
+	cutAt time.Duration
+	// floor is a baseline the rule accepted because a cut did not shorten the
+	// latency: the dependency is slower on its own. 0 for none.
+	floor time.Duration
+	last  Revision // the latest revision, for Snapshot
+}
+
+// New returns a limiter configured by cfg, at Config.InitialLimit, or an error
+// naming every impossible setting in cfg.
+func New(cfg Config) (*Limiter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	est := cfg.Estimator
+	if est == nil {
+		var err error
+		if est, err = latency.New(latency.Config{Name: cfg.Name, Window: DefaultWindow, Clock: cfg.Clock}); err != nil {
+			return nil, err // unreachable: the settings are the package's own
+		}
+	}
+	slots, err := bulkhead.New(bulkhead.Config{Name: cfg.Name, MaxConcurrent: cfg.InitialLimit, MaxQueue: cfg.MaxQueue, MaxWait: cfg.MaxWait, Clock: cfg.Clock})
+	if err != nil {
+		return nil, err // unreachable: validated above
+	}
+	recent, err := latency.NewWindow(cfg.Interval, 1)
+	if err != nil {
+		return nil, err // unreachable: validated above
+	}
+	l := &Limiter{
+		name:         cfg.Name,
+		slots:        slots,
+		est:          est,
+		fedElsewhere: cfg.FedElsewhere,
+		minLimit:     float64(cfg.MinLimit),
+		maxLimit:     float64(cfg.MaxLimit),
+		quantile:     cfg.Quantile,
+		tolerance:    cfg.Tolerance,
+		interval:     cfg.Interval,
+		minSamples:   cfg.MinSamples,
+		limit:        float64(cfg.InitialLimit),
+		recent:       recent,
+		seen:         -1,
+	}
+	l.next = l.boundary(est.Now())
+	return l, nil
+}
+
+// Stage says what stage l makes (see [Guard]), so that a limiter can stand for
+// its stage where the result type is given once.
+func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: l.name} }
+
+// Name returns the limiter's name (Config.Name).
+func (l *Limiter) Name() string { return l.name }
+
+// Estimator returns the estimator the limiter reads its baseline from.
+func (l *Limiter) Estimator() *latency.Estimator { return l.est }
+
+// Limit returns how many calls may be inside at once now.
+func (l *Limiter) Limit() int { return l.slots.Limit() }
+
+// InFlight returns how many calls are inside now.
+func (l *Limiter) InFlight() int { return l.slots.InFlight() }
+
+// Queued returns how many calls wait for a slot now.
+func (l *Limiter) Queued() int { return l.slots.Queued() }
+
+// Ticket is a slot a call holds: give it back with [Limiter.Done], once.
+type Ticket struct {
+	start time.Duration // on the estimator's clock
+}
+
+// TryAcquire takes a slot if one is free and no call is queued. It never
+// waits.
+func (l *Limiter) TryAcquire() (Ticket, bool) {
+	n, ok := l.slots.TryAcquire()
+	if !ok {
+		return Ticket{}, false
+	}
+	l.raisePeak(n)
+	return Ticket{start: l.est.Now()}, true
+}
+
+// Acquire takes a slot, waiting in the queue for one if the limit is reached
+// and the queue is not full, for at most Config.MaxWait and never after ctx
+// ends. It returns a *pipeline.StopError of Stage "adaptive" if the limiter
+// refused, or pipeline.Interrupted's if ctx ended first.
+func (l *Limiter) Acquire(ctx context.Context) (Ticket, error) {
+	t, _, err := l.acquire(ctx)
+	return t, err
+}
+
+// acquire is Acquire, which also says how long the call queued (-1 for a call
+// that did not).
+func (l *Limiter) acquire(ctx context.Context) (Ticket, time.Duration, error) {
+	if t, ok := l.TryAcquire(); ok {
+		return t, -1, nil
+	}
+	start := l.est.Now()
+	err := l.slots.Acquire(ctx)
+	if err != nil {
+		if stop, ok := err.(*pipeline.StopError); ok && (stop.Reason == pipeline.Canceled || stop.Reason == pipeline.Deadline) {
+			return Ticket{}, -1, pipeline.Interrupted(ctx, l.Stage())
+		}
+		return Ticket{}, -1, l.refusal()
+	}
+	l.raisePeak(l.slots.InFlight())
+	now := l.est.Now()
+	return Ticket{start: now}, now - start, nil
+}
+
+// raisePeak raises peak to n.
+func (l *Limiter) raisePeak(n int) {
+	for {
+		p := l.peak.Load()
+		if int64(n) <= p || l.peak.CompareAndSwap(p, int64(n)) {
+			return
+		}
+	}
+}
+
+// Done gives back the slot of t, taken by a call that ended with verdict v,
+// and learns from the call. Every answer (not the caller's cancellation, not a
+// refusal of our own) is a sample of the interval's latency, failures
+// included: a call cut by a timeout after waiting in a queue says as much
+// about the queue as a slow success. Only successes are recorded into the
+// estimator, as the hedge stage records them. A Throttled answer is also a
+// sign of overload. Reaching the end of an interval revises the limit.
+func (l *Limiter) Done(t Ticket, v outcome.Verdict) {
+	l.done(t, v, true)
+}
+
+// done is Done; release says whether to give the slot back now (a stage that
+// keeps the call's value alive gives it back when the value is released). It
+// returns the revision the call made, if it made one that moved the limit.
+func (l *Limiter) done(t Ticket, v outcome.Verdict, release bool) (Revision, bool) {
+	now := l.est.Now()
+	if release {
+		l.slots.Release()
+	}
+	answered := !v.SelfImposed && !v.Canceled // the dependency answered, or our timeout ended the wait
+	if answered && v.Kind == outcome.OK && !l.fedElsewhere {
+		l.est.Record(now, now-t.start)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var r Revision
+	moved := false
+	if now >= l.next {
+		r, moved = l.revise(now)
+	}
+	if answered {
+		l.recent.Add(now, now-t.start)
+		l.seen = now
+		if v.Kind == outcome.Throttled {
+			l.throttled++
+		}
+	}
+	return r, moved
+}
+
+// boundary returns the end of the interval that holds now: intervals are
+// aligned on multiples of Interval, as the recent window's one slice is.
+func (l *Limiter) boundary(now time.Duration) time.Duration {
+	start := now / l.interval * l.interval
+	if start > now {
+		start -= l.interval
+	}
+	return start + l.interval
+}
+
+// refusal is the stop error of a refusal, with the latest hint; refusals with
+// the same hint share one error. Treat it as read-only.
+func (l *Limiter) refusal() *pipeline.StopError {
+	hint := time.Duration(l.hint.Load())
+	hint = (hint + time.Millisecond - 1).Truncate(time.Millisecond)
+	if e := l.refused.Load(); e != nil && e.RetryAfter == hint {
+		return e
+	}
+	e := &pipeline.StopError{Stage: Kind, Name: l.name, Reason: refusal, RetryAfter: hint}
+	l.refused.Store(e)
+	return e
+}
+
+// setLimit moves the limit to x, within bounds, and the slots with it; mu
+// must be held.
+func (l *Limiter) setLimit(x float64) {
+	l.limit = min(max(x, l.minLimit), l.maxLimit)
+	l.slots.SetLimit(int(l.limit))
+}
+
+// sqrt is the headroom a revision adds to a limit in use: the square root of
+// the limit, at least one call.
+func sqrt(x float64) float64 { return max(1, math.Sqrt(x)) }

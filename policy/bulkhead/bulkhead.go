@@ -1,0 +1,280 @@
+package bulkhead
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+)
+
+// Kind is the kind of stage a bulkhead makes: the Stage of its stop errors and
+// events.
+const Kind = "bulkhead"
+
+// refusal is the reason of the stage's stop errors: one of our own limits
+// refused the call, which says nothing of the dependency's health.
+const refusal = pipeline.ConcurrencyLimited
+
+// Bulkhead bounds how many calls are inside it at once, and queues a bounded
+// number of the calls that find it full, first come, first served. Build one
+// with [New] per dependency (or per pool of your own) and share it: it is not
+// generic, so pipelines of different result types can share one, and [Guard]
+// makes it a stage.
+//
+// A Bulkhead is safe for concurrent use; one mutex guards its slots and its
+// queue, held for the few nanoseconds of taking or handing over a slot. The
+// zero Bulkhead is not usable.
+type Bulkhead struct {
+	// Immutable after New.
+	name     string
+	maxQueue int
+	maxWait  time.Duration
+	clock    clockwork.Clock // nil for real time
+	refused  *pipeline.StopError
+	waiters  sync.Pool // of *waiter, with their channels
+
+	// mu guards the fields below it.
+	mu    sync.Mutex
+	limit int // slots: Config.MaxConcurrent, or what SetLimit set
+	inUse int // slots taken; above limit only after SetLimit lowered it
+	// head and tail are the queue, oldest first; queued is its length.
+	head, tail *waiter
+	queued     int
+}
+
+// waiter is a call in the queue.
+type waiter struct {
+	ready      chan struct{} // buffered: a slot was handed over
+	prev, next *waiter       // guarded by the bulkhead's mu
+	granted    bool          // guarded by the bulkhead's mu: the slot is this call's
+}
+
+// New returns a bulkhead configured by cfg, or an error naming the first
+// impossible value in cfg.
+func New(cfg Config) (*Bulkhead, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Bulkhead{
+		name:     cfg.Name,
+		maxQueue: cfg.MaxQueue,
+		maxWait:  cfg.MaxWait,
+		clock:    cfg.Clock,
+		limit:    cfg.MaxConcurrent,
+	}
+	if b.maxWait == 0 {
+		b.maxWait = DefaultMaxWait
+	}
+	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
+	b.waiters.New = func() any { return &waiter{ready: make(chan struct{}, 1)} }
+	return b, nil
+}
+
+// Stage says what stage b makes (see [Guard]), so that a bulkhead can stand
+// for its stage where the result type is given once.
+func (b *Bulkhead) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: b.name} }
+
+// Name returns the bulkhead's name (Config.Name).
+func (b *Bulkhead) Name() string { return b.name }
+
+// Limit returns how many calls may be inside the bulkhead at once.
+func (b *Bulkhead) Limit() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.limit
+}
+
+// InFlight returns how many calls are inside the bulkhead now.
+func (b *Bulkhead) InFlight() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inUse
+}
+
+// Queued returns how many calls wait for a slot now.
+func (b *Bulkhead) Queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.queued
+}
+
+// SetLimit changes how many calls may be inside the bulkhead at once; n must
+// be positive, or SetLimit panics. A larger limit hands the new slots to the
+// queue at once; a smaller one takes effect as calls leave: none is
+// interrupted. Package adaptive moves a bulkhead's limit this way.
+func (b *Bulkhead) SetLimit(n int) {
+	if n <= 0 {
+		panic("bulkhead: SetLimit: the limit must be positive")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limit = n
+	for b.inUse < b.limit && b.head != nil {
+		b.inUse++
+		b.grant(b.pop())
+	}
+}
+
+// TryAcquire takes a slot if one is free and no call is queued, and returns
+// how many calls are inside, this one included. It never waits. Every slot
+// taken must be given back with [Bulkhead.Release], once.
+func (b *Bulkhead) TryAcquire() (inFlight int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inUse < b.limit && b.head == nil {
+		b.inUse++
+		return b.inUse, true
+	}
+	return 0, false
+}
+
+// Acquire takes a slot, waiting in the queue for one if the bulkhead is full
+// and its queue is not, for at most Config.MaxWait and never after ctx ends.
+// It returns nil once the slot is the caller's; a *pipeline.StopError of
+// Stage "bulkhead" if the bulkhead refused (the queue was full, or the wait
+// ran out); or pipeline.Interrupted's if ctx ended first. Every slot taken
+// must be given back with [Bulkhead.Release], once.
+func (b *Bulkhead) Acquire(ctx context.Context) error {
+	_, _, err := b.acquire(ctx)
+	return err
+}
+
+// acquire is Acquire, which also says how many calls were inside once it got
+// its slot (0 if it got none) and, for a call that queued, how long it waited
+// (-1 for a call that did not queue).
+func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Duration, err error) {
+	if n, ok := b.TryAcquire(); ok {
+		return n, -1, nil
+	}
+	b.mu.Lock()
+	if b.inUse < b.limit && b.head == nil { // a slot was freed since
+		b.inUse++
+		n := b.inUse
+		b.mu.Unlock()
+		return n, -1, nil
+	}
+	if b.queued >= b.maxQueue {
+		b.mu.Unlock()
+		return 0, -1, b.refused
+	}
+	w := b.waiters.Get().(*waiter)
+	b.push(w)
+	b.mu.Unlock()
+
+	start := b.now()
+	var expired <-chan time.Time
+	if b.clock != nil {
+		t := b.clock.NewTimer(b.maxWait)
+		defer t.Stop()
+		expired = t.Chan()
+	} else {
+		t := time.NewTimer(b.maxWait)
+		defer t.Stop()
+		expired = t.C
+	}
+	var stop error
+	select {
+	case <-w.ready:
+	case <-expired:
+		stop = b.refused
+	case <-ctx.Done():
+		stop = pipeline.Interrupted(ctx, b.Stage())
+	}
+	b.mu.Lock()
+	switch {
+	case stop == nil: // the slot was handed over
+		inFlight = b.inUse
+	case w.granted && stop == b.refused: // handed over as the wait ran out: take it
+		<-w.ready
+		stop, inFlight = nil, b.inUse
+	case w.granted: // handed over as ctx ended: the caller is gone, pass it on
+		<-w.ready
+		b.release()
+	default:
+		b.unlink(w)
+	}
+	b.mu.Unlock()
+	w.granted = false
+	b.waiters.Put(w)
+	return inFlight, b.since(start), stop
+}
+
+// Release gives back a slot taken by [Bulkhead.TryAcquire] or
+// [Bulkhead.Acquire]: to the first call in the queue, if there is one and the
+// limit allows it, or to the bulkhead.
+func (b *Bulkhead) Release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.release()
+}
+
+// release is Release; mu must be held.
+func (b *Bulkhead) release() {
+	if b.head != nil && b.inUse <= b.limit {
+		b.grant(b.pop()) // the slot passes on: inUse is unchanged
+		return
+	}
+	b.inUse--
+}
+
+// grant hands a slot to w, which has been taken out of the queue; mu must be
+// held. The send never blocks: w.ready has room for it.
+func (b *Bulkhead) grant(w *waiter) {
+	w.granted = true
+	w.ready <- struct{}{}
+}
+
+// push appends w to the queue; mu must be held.
+func (b *Bulkhead) push(w *waiter) {
+	w.prev, w.next = b.tail, nil
+	if b.tail != nil {
+		b.tail.next = w
+	} else {
+		b.head = w
+	}
+	b.tail = w
+	b.queued++
+}
+
+// pop takes the first waiter out of the queue; mu must be held and the queue
+// not empty.
+func (b *Bulkhead) pop() *waiter {
+	w := b.head
+	b.unlink(w)
+	return w
+}
+
+// unlink takes w out of the queue; mu must be held.
+func (b *Bulkhead) unlink(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		b.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		b.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	b.queued--
+}
+
+// now reads the bulkhead's clock.
+func (b *Bulkhead) now() time.Time {
+	if b.clock == nil {
+		return time.Now()
+	}
+	return b.clock.Now()
+}
+
+// since is the time elapsed on the bulkhead's clock since t.
+func (b *Bulkhead) since(t time.Time) time.Duration {
+	if b.clock == nil {
+		return time.Since(t)
+	}
+	return b.clock.Since(t)
+}

@@ -1,0 +1,63 @@
+package bulkhead
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+)
+
+// DefaultMaxWait is how long a queued call waits for a slot when Config.MaxWait
+// is 0 and the bulkhead has a queue: long enough for a queue of a few calls to
+// drain through slots held for the tens of milliseconds a remote call takes,
+// short enough to leave a caller with a deadline of a few seconds time to do
+// something else.
+const DefaultMaxWait = time.Second
+
+// Config configures a [Bulkhead]. The zero value of every field but
+// MaxConcurrent means its default. Settings that cannot work are refused by
+// [Config.Validate] and [New] with an error naming the field and its value.
+type Config struct {
+	// Name names the bulkhead, typically after the dependency it protects;
+	// its stop errors and events carry it (pipeline.StopError.Name,
+	// pipeline.Source.Name). Empty means unnamed.
+	Name string
+	// MaxConcurrent is how many calls may be inside the bulkhead at once. It
+	// has no default, since only you know what the dependency (or your own
+	// process) can take: it must be positive.
+	MaxConcurrent int
+	// MaxQueue is how many calls may wait for a slot when all are taken; one
+	// more is refused at once. Zero (the default) means no queue: a call that
+	// finds every slot taken is refused at once. It must not be negative.
+	MaxQueue int
+	// MaxWait is how long a queued call waits for a slot before it is
+	// refused; it also gives up when its context ends. Zero means
+	// [DefaultMaxWait] (1 s). It must not be negative, and may be set only
+	// with a queue (MaxQueue above 0).
+	MaxWait time.Duration
+	// Clock times MaxWait. Nil means real time.
+	Clock clockwork.Clock
+}
+
+// Stage says what stage c builds, so that a Config can stand for its stage
+// where the result type is given once.
+func (c Config) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: c.Name} }
+
+// Validate reports the first impossible value in c, naming the field, or nil.
+func (c Config) Validate() error {
+	if c.MaxConcurrent <= 0 {
+		return fmt.Errorf("bulkhead: Config.MaxConcurrent must be positive, got %d", c.MaxConcurrent)
+	}
+	if c.MaxQueue < 0 {
+		return fmt.Errorf("bulkhead: Config.MaxQueue must not be negative (0 means no queue), got %d", c.MaxQueue)
+	}
+	if c.MaxWait < 0 {
+		return fmt.Errorf("bulkhead: Config.MaxWait must not be negative (0 means the default %v), got %v", DefaultMaxWait, c.MaxWait)
+	}
+	if c.MaxWait != 0 && c.MaxQueue == 0 {
+		return fmt.Errorf("bulkhead: Config.MaxWait is %v but Config.MaxQueue is 0: a wait applies only to a queue", c.MaxWait)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package bulkhead_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline/policy/bulkhead"
+)
+
+func TestBadConfigsAreRefusedNamingTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   bulkhead.Config
+		field string
+	}{
+		{"no slots", bulkhead.Config{}, "Config.MaxConcurrent"},
+		{"negative slots", bulkhead.Config{MaxConcurrent: -1}, "Config.MaxConcurrent"},
+		{"negative queue", bulkhead.Config{MaxConcurrent: 1, MaxQueue: -1}, "Config.MaxQueue"},
+		{"negative wait", bulkhead.Config{MaxConcurrent: 1, MaxQueue: 1, MaxWait: -time.Second}, "Config.MaxWait"},
+		{"wait without a queue", bulkhead.Config{MaxConcurrent: 1, MaxWait: time.Second}, "Config.MaxWait"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.field)
+			b, err := bulkhead.New(tc.cfg)
+			assert.Nil(t, b)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.field)
+		})
+	}
+}
+
+func TestGuardRefusesANilBulkhead(t *testing.T) {
+	assert.PanicsWithValue(t, "bulkhead: Guard: bulkhead is nil (did you ignore the error from bulkhead.New?)", func() {
+		bulkhead.Guard[int](nil)
+	})
+}
+
+func TestSetLimitRefusesANonPositiveLimit(t *testing.T) {
+	b := mustNew(t, bulkhead.Config{MaxConcurrent: 1})
+	assert.Panics(t, func() { b.SetLimit(0) })
+	assert.Equal(t, 1, b.Limit())
+}

@@ -1,0 +1,165 @@
+package ratelimit
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+)
+
+// Kind is the kind of stage a limiter makes: the Stage of its stop errors and
+// events.
+const Kind = "ratelimit"
+
+// refusal is the reason of the stage's stop errors: one of our own limits
+// refused the call, which says nothing of the dependency's health.
+const refusal = pipeline.RateLimited
+
+// Limiter is a token bucket shared by every call that goes through it: it
+// admits Rate calls a second on average and at most Burst at once. Build one
+// with [New] per dependency (or per quota) and share it: it is not generic, so
+// pipelines of different result types can share one, and [Guard] makes it a
+// stage.
+//
+// The bucket is kept as one number, the theoretical arrival time of the next
+// call (the generic cell rate algorithm): a call arriving at now is admitted
+// if that time is no more than Burst-1 intervals ahead of now, and pushes it
+// one interval further. It is updated with a compare-and-swap, so admission
+// takes no lock, and the clock is read after the bucket, so that no reading
+// is older than the bucket's last change: the calls it admits at readings
+// within any stretch of time d number at most Rate × d + Burst, however its
+// callers are scheduled.
+//
+// A Limiter is safe for concurrent use. The zero Limiter is not usable.
+type Limiter struct {
+	// Immutable after New.
+	name      string
+	rate      float64
+	burst     int
+	interval  int64 // nanoseconds a token takes to earn
+	tolerance int64 // (burst-1) × interval: how far ahead of now tat may run
+	maxWait   time.Duration
+	clock     clockwork.Clock // nil for real time
+	epoch     time.Time       // the clock's reading at New; times are nanoseconds since
+
+	// tat is the theoretical arrival time of the next call, in nanoseconds
+	// since epoch: the one word of the limiter's state.
+	tat atomic.Int64
+	// refused is the latest refusal made, shared by the refusals with the same
+	// hint to the millisecond, so that refusing allocates nothing under load.
+	refused atomic.Pointer[pipeline.StopError]
+}
+
+// New returns a limiter configured by cfg, full (Burst calls may go at once),
+// or an error naming the first impossible value in cfg.
+func New(cfg Config) (*Limiter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l := &Limiter{
+		name:     cfg.Name,
+		rate:     cfg.Rate,
+		burst:    cfg.burst(),
+		interval: intervalOf(cfg.Rate),
+		maxWait:  cfg.MaxWait,
+		clock:    cfg.Clock,
+	}
+	l.tolerance = int64(l.burst-1) * l.interval
+	if l.clock == nil {
+		l.epoch = time.Now()
+	} else {
+		l.epoch = l.clock.Now()
+	}
+	return l, nil
+}
+
+// Stage says what stage l makes (see [Guard]), so that a limiter can stand for
+// its stage where the result type is given once.
+func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: l.name} }
+
+// Name returns the limiter's name (Config.Name).
+func (l *Limiter) Name() string { return l.name }
+
+// Rate returns the calls a second the limiter admits on average.
+func (l *Limiter) Rate() float64 { return l.rate }
+
+// Burst returns the most calls the limiter admits at once: Config.Burst with
+// its default.
+func (l *Limiter) Burst() int { return l.burst }
+
+// MaxWait returns how long a call through the limiter's stage may wait for a
+// token (Config.MaxWait).
+func (l *Limiter) MaxWait() time.Duration { return l.maxWait }
+
+// now is the time elapsed on the limiter's clock since New, in nanoseconds.
+func (l *Limiter) now() int64 {
+	if l.clock == nil {
+		return int64(time.Since(l.epoch))
+	}
+	return int64(l.clock.Since(l.epoch))
+}
+
+// Allow takes a token if one is there and reports true; otherwise it takes
+// nothing and reports false with wait, how long it will be until a token is
+// there if nobody else takes it first (as budget.Budget.Withdraw does). It never waits. It is for code outside a
+// pipeline; the stage ([Guard]) calls it, or waits, for every call.
+func (l *Limiter) Allow() (wait time.Duration, ok bool) {
+	wait, _, ok = l.reserve(0)
+	return wait, ok
+}
+
+// Tokens returns how many calls the limiter would admit at once now: between
+// 0 and Burst, fractional while a token is being earned, and negative while
+// calls wait for tokens already promised to them.
+func (l *Limiter) Tokens() float64 {
+	tat := l.tat.Load()
+	ahead := max(tat-l.now(), 0) // the tokens taken and not yet earned back, as time
+	return float64(l.burst) - float64(ahead)/float64(l.interval)
+}
+
+// reservation is a token promised to a call that waits for it: cancel gives it
+// back if no later call has been promised one since.
+type reservation struct {
+	before, after int64 // tat before and after the promise
+}
+
+// reserve takes a token now, or promises one if it comes within limit, and
+// returns how long the call must wait for it (0 for now). If the token is
+// further than limit, it takes nothing and returns false with how long until
+// the next token.
+func (l *Limiter) reserve(limit time.Duration) (wait time.Duration, r reservation, ok bool) {
+	for {
+		tat := l.tat.Load()
+		now := l.now() // read after tat: a reading older than tat's last update cannot add tokens
+		next := max(tat, now)
+		w := next - l.tolerance - now
+		if w > int64(limit) {
+			return time.Duration(w), reservation{}, false
+		}
+		if l.tat.CompareAndSwap(tat, next+l.interval) {
+			return time.Duration(max(w, 0)), reservation{before: tat, after: next + l.interval}, true
+		}
+	}
+}
+
+// cancel gives back the token of r, promised to a call that will not use it,
+// if no later call has been promised one since; otherwise the token is lost,
+// which errs on the side of admitting fewer calls.
+func (l *Limiter) cancel(r reservation) {
+	l.tat.CompareAndSwap(r.after, r.before)
+}
+
+// sharedRefusal is the stop error of a refusal with the hint wait, rounded up
+// to the millisecond as a verdict's hint is. Refusals with the same hint share
+// one error, the latest one made: treat it as read-only.
+func (l *Limiter) sharedRefusal(wait time.Duration) *pipeline.StopError {
+	wait = (wait + time.Millisecond - 1).Truncate(time.Millisecond)
+	if e := l.refused.Load(); e != nil && e.RetryAfter == wait {
+		return e
+	}
+	e := &pipeline.StopError{Stage: Kind, Name: l.name, Reason: refusal, RetryAfter: wait}
+	l.refused.Store(e)
+	return e
+}

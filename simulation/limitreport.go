@@ -1,0 +1,190 @@
+package simulation
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// LimitReport is what a [RunLimit] run did. Calls are counted once, in the
+// second they were offered, by how they ended, so
+// Offered = Served + Refused + TimedOut + Failed.
+type LimitReport struct {
+	// Name, Seed, Rate and Duration are the run's configuration; Limiter says
+	// what limited it ("bulkhead of 16", "adaptive limit", "no limit").
+	Name     string
+	Seed     uint64
+	Rate     float64
+	Duration time.Duration
+	Limiter  string
+	// Faults are the model's scheduled faults.
+	Faults []Interval
+	// Offered, Served, Refused (by the limit), TimedOut (cut at the
+	// client's Timeout) and Failed (any other answer) count calls.
+	Offered, Served, Refused, TimedOut, Failed int
+	// P50 and P99 are nearest-rank quantiles of the latency of served calls.
+	P50, P99 time.Duration
+	// Seconds is the per-second series.
+	Seconds []LimitSecond
+
+	latencies []time.Duration   // of served calls, sorted by finish
+	secLat    [][]time.Duration // of served calls, by the second they were offered
+}
+
+// LimitSecond is one second of a limit run: calls by the second they were
+// offered; Limit and Held as the second saw them.
+type LimitSecond struct {
+	Offered, Served, Refused, TimedOut, Failed int
+	// Limit is the adaptive limit after the last call that ended in the
+	// second (carried over from the second before if none did); the fixed
+	// limit for a bulkhead; 0 without a limit.
+	Limit int
+	// Held is the most attempts the dependency held at once in the second,
+	// working or queued inside it, including those the client no longer
+	// waits for.
+	Held int
+	// P50 is the median latency of the second's served calls (0 if none).
+	P50 time.Duration
+}
+
+// second returns the second that holds t, growing the series to it.
+func (r *LimitReport) second(t time.Duration) *LimitSecond {
+	i := int(t / time.Second)
+	for len(r.Seconds) <= i {
+		r.Seconds = append(r.Seconds, LimitSecond{})
+		r.secLat = append(r.secLat, nil)
+	}
+	return &r.Seconds[i]
+}
+
+// perSecond records the latency d of a call offered at t and served.
+func (r *LimitReport) perSecond(t, d time.Duration) {
+	r.second(t)
+	i := int(t / time.Second)
+	r.secLat[i] = append(r.secLat[i], d)
+}
+
+// finish totals the run.
+func (r *LimitReport) finish() {
+	limited := strings.HasPrefix(r.Limiter, "bulkhead of ")
+	var fixed int
+	if limited {
+		_, _ = fmt.Sscanf(r.Limiter, "bulkhead of %d", &fixed)
+	}
+	last := 0
+	for i := range r.Seconds {
+		s := &r.Seconds[i]
+		r.Offered += s.Offered
+		r.Served += s.Served
+		r.Refused += s.Refused
+		r.TimedOut += s.TimedOut
+		r.Failed += s.Failed
+		switch {
+		case limited:
+			s.Limit = fixed
+		case s.Limit == 0:
+			s.Limit = last
+		}
+		last = s.Limit
+		lat := slices.Sorted(slices.Values(r.secLat[i]))
+		s.P50 = rank(lat, 0.5)
+	}
+	all := slices.Sorted(slices.Values(r.latencies))
+	r.P50, r.P99 = rank(all, 0.5), rank(all, 0.99)
+	r.secLat = nil
+}
+
+// ServedIn counts the calls offered in [from, to), by whole seconds, that were
+// served.
+func (r *LimitReport) ServedIn(from, to time.Duration) int {
+	n := 0
+	for i := int(from / time.Second); i < int(to/time.Second) && i < len(r.Seconds); i++ {
+		n += r.Seconds[i].Served
+	}
+	return n
+}
+
+// OfferedIn counts the calls offered in [from, to), by whole seconds.
+func (r *LimitReport) OfferedIn(from, to time.Duration) int {
+	n := 0
+	for i := int(from / time.Second); i < int(to/time.Second) && i < len(r.Seconds); i++ {
+		n += r.Seconds[i].Offered
+	}
+	return n
+}
+
+// String renders the summary as stable text.
+func (r *LimitReport) String() string {
+	var b strings.Builder
+	name := r.Name
+	if name == "" {
+		name = "run"
+	}
+	fmt.Fprintf(&b, "%s (seed %d): %s calls/s for %s through %s\n", name, r.Seed, number(r.Rate), seconds(r.Duration), r.Limiter)
+	fmt.Fprintf(&b, "  offered       %d\n", r.Offered)
+	fmt.Fprintf(&b, "  served        %d (availability %.2f%%)\n", r.Served, 100*ratio(r.Served, r.Offered))
+	fmt.Fprintf(&b, "  refused       %d by the limit\n", r.Refused)
+	fmt.Fprintf(&b, "  timed out     %d, failed %d\n", r.TimedOut, r.Failed)
+	fmt.Fprintf(&b, "  latency       p50 %s, p99 %s (served calls)\n", millis(r.P50), millis(r.P99))
+	for _, f := range r.Faults {
+		if f.To == 0 {
+			continue
+		}
+		during, after := r.ServedIn(f.From, f.To), r.ServedIn(f.To, f.To+(f.To-f.From))
+		fmt.Fprintf(&b, "  fault         %s to %s: %d of %d served during it, %d of %d in as long after it\n",
+			seconds(f.From), seconds(f.To), during, r.OfferedIn(f.From, f.To), after, r.OfferedIn(f.To, f.To+(f.To-f.From)))
+	}
+	return b.String()
+}
+
+// WriteSeries writes the per-second series as a tab-separated table with a
+// header line.
+func (r *LimitReport) WriteSeries(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("second\toffered\tserved\trefused\ttimed_out\tfailed\tlimit\theld\tp50_ms\n")
+	for i, s := range r.Seconds {
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", i, s.Offered, s.Served, s.Refused, s.TimedOut, s.Failed,
+			s.Limit, s.Held, float64(s.P50)/float64(time.Millisecond))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Chart returns a chart of r's per-second series: offered, served, refused
+// and timed-out calls, the limit and what the dependency held.
+func (r *LimitReport) Chart() Chart {
+	pick := func(f func(LimitSecond) int) []float64 {
+		v := make([]float64, len(r.Seconds))
+		for i, s := range r.Seconds {
+			v[i] = float64(f(s))
+		}
+		return v
+	}
+	title := r.Name
+	if title == "" {
+		title = "run"
+	}
+	return trimmed(Chart{Title: title, XLabel: "time (s)", YLabel: "per second, or calls", Lines: []Line{
+		{"offered", pick(func(s LimitSecond) int { return s.Offered })},
+		{"served", pick(func(s LimitSecond) int { return s.Served })},
+		{"refused", pick(func(s LimitSecond) int { return s.Refused })},
+		{"timed out", pick(func(s LimitSecond) int { return s.TimedOut })},
+		{"limit", pick(func(s LimitSecond) int { return s.Limit })},
+		{"held by the dependency", pick(func(s LimitSecond) int { return s.Held })},
+	}})
+}
+
+// compareLimits overlays one per-second series of every report.
+func compareLimits(title, ylabel string, rs []*LimitReport, series func(LimitSecond) float64) Chart {
+	c := Chart{Title: title, XLabel: "time (s)", YLabel: ylabel}
+	for _, r := range rs {
+		v := make([]float64, len(r.Seconds))
+		for i, s := range r.Seconds {
+			v[i] = series(s)
+		}
+		c.Lines = append(c.Lines, Line{Name: r.Name, Values: v})
+	}
+	return trimmed(c)
+}

@@ -1,0 +1,234 @@
+package simulation
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/adaptive"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
+)
+
+// LimitConfig is one simulated run of a concurrency limit: one client process
+// offering Rate calls a second to a dependency, each call one attempt (no
+// retry, breaker or hedge), through a fixed bulkhead, an adaptive limit, or
+// neither. [RunLimit] validates it and runs it.
+//
+// What is real: the bulkhead (a *bulkhead.Bulkhead, TryAcquire and Release)
+// and the adaptive limit (an *adaptive.Limiter, TryAcquire and Done, with its
+// estimator), on the run's virtual clock. Neither has a queue here: a call
+// that finds the limit reached is refused at once, so the comparison is of
+// the limits alone.
+type LimitConfig struct {
+	// Name labels the run in its report. Empty means no label.
+	Name string
+	// Seed seeds every random draw: the model's and the arrival phase.
+	Seed uint64
+	// Duration is how long calls are offered, from time 0; calls still
+	// running at the end run to completion. It must be positive.
+	Duration time.Duration
+	// Rate is how many calls a second the process offers, evenly spaced: a
+	// finite number above 0.
+	Rate float64
+	// Dependency is the modelled dependency. It is required.
+	Dependency Model
+	// Timeout is how long the client waits for an attempt; a later answer is
+	// cut there and counts as timed out (the dependency, not told, goes on
+	// working on it). Zero means no limit; it must not be negative.
+	Timeout time.Duration
+	// Bulkhead, if set, limits the calls in flight to a fixed number. Its
+	// MaxQueue must be 0; the run supplies its Clock.
+	Bulkhead *bulkhead.Config
+	// Adaptive, if set, limits them to what an adaptive limiter finds. Its
+	// MaxQueue must be 0; the run supplies its Clock, and Estimator must be
+	// nil (the limiter builds its own on the run's clock). At most one of
+	// Bulkhead and Adaptive may be set; neither means no limit.
+	Adaptive *adaptive.Config
+}
+
+// Validate reports every setting of c that cannot work, joined.
+func (c LimitConfig) Validate() error {
+	var errs []error
+	if c.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Duration must be positive, got %v", c.Duration))
+	}
+	if !(c.Rate > 0) || math.IsInf(c.Rate, 1) {
+		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Rate must be a finite number above 0, got %v", c.Rate))
+	}
+	if c.Dependency == nil {
+		errs = append(errs, errors.New("simulation: LimitConfig.Dependency is required"))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Timeout must not be negative, got %v", c.Timeout))
+	}
+	if c.Bulkhead != nil && c.Adaptive != nil {
+		errs = append(errs, errors.New("simulation: LimitConfig.Bulkhead and LimitConfig.Adaptive are both set: choose one"))
+	}
+	if c.Bulkhead != nil && c.Bulkhead.MaxQueue != 0 {
+		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Bulkhead.MaxQueue must be 0 (the run has no queue), got %d", c.Bulkhead.MaxQueue))
+	}
+	if c.Adaptive != nil && c.Adaptive.MaxQueue != 0 {
+		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Adaptive.MaxQueue must be 0 (the run has no queue), got %d", c.Adaptive.MaxQueue))
+	}
+	if c.Adaptive != nil && c.Adaptive.Estimator != nil {
+		errs = append(errs, errors.New("simulation: LimitConfig.Adaptive.Estimator must be nil: the limiter builds its own on the run's clock"))
+	}
+	return errors.Join(errs...)
+}
+
+// limitCall is one call in flight in a limit run.
+type limitCall struct {
+	offered time.Duration
+	ticket  adaptive.Ticket
+	verdict outcome.Verdict
+	cut     bool // the client stopped waiting at Timeout
+}
+
+// limitSim is one limit run in progress.
+type limitSim struct {
+	cfg   LimitConfig
+	clock *clockwork.FakeClock
+	now   time.Duration
+	q     queue
+	dep   Dependency
+	rand  *rand.Rand
+	bh    *bulkhead.Bulkhead
+	al    *adaptive.Limiter
+	calls []limitCall
+	held  freeAt // when each attempt the dependency holds ends, earliest first
+	rep   *LimitReport
+}
+
+// RunLimit simulates c and returns its report, or an error naming every
+// setting of c that cannot work. Like [Run], it is a discrete-event
+// simulation on one goroutine and virtual time, and the same c gives the same
+// report, byte for byte.
+func RunLimit(c LimitConfig) (*LimitReport, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	dep, err := c.Dependency.Start()
+	if err != nil {
+		return nil, err
+	}
+	s := &limitSim{
+		cfg:   c,
+		clock: clockwork.NewFakeClockAt(epoch),
+		dep:   dep,
+		rand:  rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
+		rep:   &LimitReport{Name: c.Name, Seed: c.Seed, Rate: c.Rate, Duration: c.Duration, Faults: faultsOf(c.Dependency)},
+	}
+	switch {
+	case c.Bulkhead != nil:
+		cfg := *c.Bulkhead
+		cfg.Clock = s.clock
+		if s.bh, err = bulkhead.New(cfg); err != nil {
+			return nil, err
+		}
+		s.rep.Limiter = fmt.Sprintf("bulkhead of %d", cfg.MaxConcurrent)
+	case c.Adaptive != nil:
+		cfg := *c.Adaptive
+		cfg.Clock = s.clock
+		if s.al, err = adaptive.New(cfg); err != nil {
+			return nil, err
+		}
+		s.rep.Limiter = "adaptive limit"
+	default:
+		s.rep.Limiter = "no limit"
+	}
+	phase := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
+	period := time.Duration(float64(time.Second) / c.Rate)
+	s.q.push(time.Duration(phase.Int64N(int64(period))), evArrive, 0, 0)
+	for {
+		e, ok := s.q.pop()
+		if !ok {
+			break
+		}
+		s.advance(e.at)
+		switch e.kind {
+		case evArrive:
+			s.arrive()
+			if next := e.at + period; next < c.Duration {
+				s.q.push(next, evArrive, 0, 0)
+			}
+		case evEnd:
+			s.end(int(e.id))
+		}
+	}
+	s.rep.finish()
+	return s.rep, nil
+}
+
+// advance moves the run's clock to at, and lets the dependency finish what
+// ends by then.
+func (s *limitSim) advance(at time.Duration) {
+	s.clock.Advance(at - s.now)
+	s.now = at
+	for len(s.held) > 0 && s.held[0] <= at {
+		heap.Pop(&s.held)
+	}
+}
+
+// arrive offers a call: the limit takes it or refuses it, and the dependency
+// answers it.
+func (s *limitSim) arrive() {
+	sec := s.rep.second(s.now)
+	sec.Offered++
+	c := limitCall{offered: s.now}
+	switch {
+	case s.bh != nil:
+		if _, ok := s.bh.TryAcquire(); !ok {
+			sec.Refused++
+			return
+		}
+	case s.al != nil:
+		t, ok := s.al.TryAcquire()
+		if !ok {
+			sec.Refused++
+			return
+		}
+		c.ticket = t
+	}
+	r := s.dep.Respond(Attempt{At: s.now, Limit: s.cfg.Timeout, InFlight: len(s.held), Rand: s.rand})
+	heap.Push(&s.held, s.now+r.Latency)
+	sec.Held = max(sec.Held, len(s.held))
+	took := r.Latency
+	c.verdict = r.Verdict
+	if t := s.cfg.Timeout; t > 0 && took > t {
+		took, c.cut = t, true
+		c.verdict = outcome.Verdict{Kind: outcome.Transient}
+	}
+	s.calls = append(s.calls, c)
+	s.q.push(s.now+took, evEnd, int32(len(s.calls)-1), 0)
+}
+
+// end ends call i's attempt: it gives its slot back and is counted.
+func (s *limitSim) end(i int) {
+	c := &s.calls[i]
+	switch {
+	case s.bh != nil:
+		s.bh.Release()
+	case s.al != nil:
+		s.al.Done(c.ticket, c.verdict)
+	}
+	sec := s.rep.second(c.offered)
+	switch {
+	case c.cut:
+		sec.TimedOut++
+	case c.verdict.Kind == outcome.OK:
+		sec.Served++
+		s.rep.latencies = append(s.rep.latencies, s.now-c.offered)
+		s.rep.perSecond(c.offered, s.now-c.offered)
+	default:
+		sec.Failed++
+	}
+	if s.al != nil {
+		s.rep.second(s.now).Limit = s.al.Limit()
+	}
+}
