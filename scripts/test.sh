@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs go vet, staticcheck and every test of every module (the library, and the
-# nested downstream/ module that uses it as a user would) under the race
-# detector, then builds the benchmark harness and runs each benchmark once so it
+# Runs go vet, staticcheck and every test of every module (the library; the
+# nested downstream/ module that uses it as a user would; and the nested otel/
+# and grpc/ modules, which keep OpenTelemetry and gRPC out of the library's
+# dependencies) under the race detector, then builds the benchmark harness and runs each benchmark once so it
 # cannot rot.
 #
 # The race detector needs a C compiler. Without one, the script installs gcc when
@@ -21,7 +22,7 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
 fi
 
 staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
-for module in . downstream; do
+for module in . downstream otel grpc; do
 	echo "test.sh: module $module" >&2
 	(cd "$module" && go vet ./... && $staticcheck ./... && go test $race -count=1 ./...)
 done

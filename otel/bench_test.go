@@ -1,0 +1,120 @@
+package pipelineotel_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/otel"
+	"github.com/resilience-go/pipeline/standard"
+)
+
+// executor is what the benchmarks run: a standard pipeline, bare or with
+// telemetry.
+type executor interface {
+	Execute(context.Context, pipeline.Func[int]) (int, error)
+}
+
+// presets returns the standard preset with every default, bare and with the
+// metrics attached: an SDK meter provider whose reader is never collected,
+// and no tracer.
+func presets(b *testing.B) (bare, instrumented executor) {
+	p, err := standard.New[int](standard.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tel, err := pipelineotel.New(pipelineotel.Config{MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := pipelineotel.NewStandard[int](tel, standard.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, q
+}
+
+func work(context.Context) (int, error) { return 1, nil }
+
+// BenchmarkStandard runs the success path of the standard preset, bare and
+// with the metrics attached, in one run:
+//
+//	cd otel && go test -run '^$' -bench Standard -benchmem -count 8
+//
+// Standard/bare and Standard/otel report the time and allocations of a call
+// of each. Standard/interleaved runs, in turns of 256 calls so that the load
+// of a shared machine falls on all alike, the bare preset; the preset with a
+// hook that does nothing (what the pipeline itself spends on events for any
+// hook); the preset with this package on a no-op meter provider (this
+// package's own code); and the preset with the metrics attached. It reports
+// the CPU time of a call of each, read from the benchmark's own thread (on
+// Linux; wall time elsewhere) so that other processes on the machine do not
+// count, and the ratio of the last to the first, in CPU time and in wall
+// time.
+func BenchmarkStandard(b *testing.B) {
+	run := func(b *testing.B, p executor) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			if _, err := p.Execute(ctx, work); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("bare", func(b *testing.B) {
+		bare, _ := presets(b)
+		run(b, bare)
+	})
+	b.Run("otel", func(b *testing.B) {
+		_, instrumented := presets(b)
+		run(b, instrumented)
+	})
+	b.Run("interleaved", func(b *testing.B) {
+		bare, instrumented := presets(b)
+		nop, err := pipelineotel.New(pipelineotel.Config{MeterProvider: noop.NewMeterProvider()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		onNoop, err := pipelineotel.NewStandard[int](nop, standard.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		anyHook := bare.(*standard.Pipeline[int]).With(pipeline.Options[int]{
+			OnEvent: func(context.Context, pipeline.Source, pipeline.Event) {},
+		})
+		variants := []executor{bare, anyHook, onNoop, instrumented}
+		units := []string{"bare-ns/call", "anyhook-ns/call", "noopsdk-ns/call", "otel-ns/call"}
+		const turn = 256
+		ctx := context.Background()
+		cpu := make([]time.Duration, len(variants))
+		wall := make([]time.Duration, len(variants))
+		calls := 0
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for b.Loop() {
+			for i, p := range variants {
+				start, startCPU := time.Now(), threadCPU()
+				for range turn {
+					if _, err := p.Execute(ctx, work); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu[i] += threadCPU() - startCPU
+				wall[i] += time.Since(start)
+			}
+			calls += turn
+		}
+		for i, unit := range units {
+			b.ReportMetric(float64(cpu[i])/float64(calls), unit)
+		}
+		last := len(variants) - 1
+		b.ReportMetric(float64(cpu[last])/float64(cpu[0]), "cpu-ratio")
+		b.ReportMetric(float64(wall[last])/float64(wall[0]), "wall-ratio")
+	})
+}

@@ -1,0 +1,69 @@
+package pipelineotel
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// A call ends when Execute returns, and no event says so: the stages report
+// attempts, retries and stops, but a call that succeeds at once raises
+// nothing but its attempt. So calls are measured around Execute: by the
+// [Calls] stage, outermost in a pipeline built by hand, and by the
+// [Pipeline] and [Scopes] wrappers of the standard preset, whose stages are
+// fixed.
+
+// CallStage is the stage that measures every call that passes through it.
+// Build one with [Calls]; it is immutable and safe for concurrent use.
+type CallStage[T any] struct {
+	t *Telemetry
+}
+
+// Calls returns a stage that records the duration of every call that passes
+// through it, on the pipeline's clock, in resilience.call.duration, by the
+// pipeline's name and the call's outcome. Place it outermost, so that it
+// measures the whole call; it allocates nothing.
+func Calls[T any](t *Telemetry) *CallStage[T] { return &CallStage[T]{t: t} }
+
+// Stage says that c is a telemetry stage: kind "otel", name "calls".
+func (c *CallStage[T]) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: "otel", Name: "calls"}
+}
+
+// Execute runs the call and records it. A call that panics is not recorded.
+func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+	clock := next.Clock()
+	start := clock.Now()
+	r := next.Run(ctx)
+	i := outcomeIndex(r.Err)
+	if i == outcomeOKIndex && r.Verdict.Kind != outcome.OK {
+		i = outcomeErrorIndex // a value judged a failure, with no stage to say so
+	}
+	c.t.recordCall(ctx, next.Source().Pipeline, clock.Since(start), i)
+	return r
+}
+
+// recordCall records a call of the pipeline named name that took d and ended
+// as outcome i (see outcomeIndex).
+func (t *Telemetry) recordCall(ctx context.Context, name string, d time.Duration, i int) {
+	t.callDuration.Record(ctx, d.Seconds(), t.calls.get(name).outcome(i).rec...)
+}
+
+// outcomeIndex is the outcome of a call that returned err: ok for nil, the
+// reason of a stop, and error for any other error.
+func outcomeIndex(err error) int {
+	if err == nil {
+		return outcomeOKIndex
+	}
+	stop, ok := err.(*pipeline.StopError)
+	if !ok {
+		stop, ok = errors.AsType[*pipeline.StopError](err)
+	}
+	if !ok {
+		return outcomeErrorIndex
+	}
+	return reasonIndex(stop.Reason)
+}

@@ -1,0 +1,111 @@
+package pipelineotel_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/resilience-go/pipeline/otel"
+)
+
+// instrument is what a meter was asked to create.
+type instrument struct{ kind, name, unit string }
+
+// recordingMeter is a no-op meter that notes every instrument created on it.
+type recordingMeter struct {
+	noop.Meter
+	made *[]instrument
+}
+
+func (m recordingMeter) Float64Histogram(name string, opts ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	*m.made = append(*m.made, instrument{"histogram", name, metric.NewFloat64HistogramConfig(opts...).Unit()})
+	return m.Meter.Float64Histogram(name, opts...)
+}
+
+func (m recordingMeter) Int64Counter(name string, opts ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	*m.made = append(*m.made, instrument{"counter", name, metric.NewInt64CounterConfig(opts...).Unit()})
+	return m.Meter.Int64Counter(name, opts...)
+}
+
+func (m recordingMeter) Int64ObservableGauge(name string, opts ...metric.Int64ObservableGaugeOption) (metric.Int64ObservableGauge, error) {
+	*m.made = append(*m.made, instrument{"gauge", name, metric.NewInt64ObservableGaugeConfig(opts...).Unit()})
+	return m.Meter.Int64ObservableGauge(name, opts...)
+}
+
+func (m recordingMeter) Float64ObservableGauge(name string, opts ...metric.Float64ObservableGaugeOption) (metric.Float64ObservableGauge, error) {
+	*m.made = append(*m.made, instrument{"gauge", name, metric.NewFloat64ObservableGaugeConfig(opts...).Unit()})
+	return m.Meter.Float64ObservableGauge(name, opts...)
+}
+
+// recordingProvider hands out recording meters and notes their scope.
+type recordingProvider struct {
+	noop.MeterProvider
+	scopes *[]string
+	made   *[]instrument
+}
+
+func (p recordingProvider) Meter(name string, _ ...metric.MeterOption) metric.Meter {
+	*p.scopes = append(*p.scopes, name)
+	return recordingMeter{made: p.made}
+}
+
+// TestInstrumentNamesAreStable is the golden list of every instrument, its
+// kind and its unit: renaming one breaks the dashboards and alerts built on
+// it, so it must be a deliberate change of this list and of
+// docs/telemetry.md, and a note in the release.
+func TestInstrumentNamesAreStable(t *testing.T) {
+	var scopes []string
+	var made []instrument
+	_, err := pipelineotel.New(pipelineotel.Config{MeterProvider: recordingProvider{scopes: &scopes, made: &made}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"github.com/resilience-go/pipeline/otel"}, scopes)
+	slices.SortFunc(made, func(a, b instrument) int { return strings.Compare(a.name, b.name) })
+	assert.Equal(t, []instrument{
+		{"counter", "resilience.abandoned", "{attempt}"},
+		{"histogram", "resilience.attempt.duration", "s"},
+		{"gauge", "resilience.breaker.pressure", "1"},
+		{"counter", "resilience.breaker.refusals", "{attempt}"},
+		{"gauge", "resilience.breaker.state", "{breaker}"},
+		{"counter", "resilience.breaker.transitions", "{transition}"},
+		{"gauge", "resilience.budget.tokens", "{token}"},
+		{"gauge", "resilience.budget.utilization", "1"},
+		{"histogram", "resilience.call.duration", "s"},
+		{"histogram", "resilience.hedge.delay", "s"},
+		{"counter", "resilience.hedge.skips", "{hedge}"},
+		{"counter", "resilience.hedge.wins", "{hedge}"},
+		{"histogram", "resilience.refusal.retry_after", "s"},
+		{"histogram", "resilience.retry.delay", "s"},
+		{"counter", "resilience.stops", "{stop}"},
+		{"counter", "resilience.timeouts", "{timeout}"},
+	}, made)
+}
+
+// TestAttributeKeysAreStable is the golden list of every attribute key and
+// span event name.
+func TestAttributeKeysAreStable(t *testing.T) {
+	assert.Equal(t, []string{
+		"resilience.pipeline.name", "resilience.stage.kind", "resilience.stage.name",
+		"resilience.verdict", "resilience.outcome", "resilience.stop.reason",
+		"resilience.breaker.name", "resilience.breaker.state", "resilience.breaker.cause", "resilience.breaker.shadow",
+		"resilience.budget.name", "resilience.hedge.skip_reason",
+		"resilience.attempt", "resilience.hedge.copy", "resilience.delay", "resilience.duration", "resilience.retry_after",
+	}, []string{
+		string(pipelineotel.AttrPipeline), string(pipelineotel.AttrStageKind), string(pipelineotel.AttrStageName),
+		string(pipelineotel.AttrVerdict), string(pipelineotel.AttrOutcome), string(pipelineotel.AttrStopReason),
+		string(pipelineotel.AttrBreaker), string(pipelineotel.AttrBreakerState), string(pipelineotel.AttrBreakerCause), string(pipelineotel.AttrBreakerShadow),
+		string(pipelineotel.AttrBudget), string(pipelineotel.AttrHedgeSkipReason),
+		string(pipelineotel.AttrAttempt), string(pipelineotel.AttrHedgeCopy), string(pipelineotel.AttrDelay), string(pipelineotel.AttrDuration), string(pipelineotel.AttrRetryAfter),
+	})
+	assert.Equal(t, []string{
+		"resilience.attempt", "resilience.retry", "resilience.hedge", "resilience.hedge.skipped", "resilience.stop",
+		"resilience.timeout", "resilience.abandoned", "resilience.late_return", "resilience.attempt",
+	}, []string{
+		pipelineotel.EventAttempt, pipelineotel.EventRetry, pipelineotel.EventHedge, pipelineotel.EventSkip, pipelineotel.EventStop,
+		pipelineotel.EventTimeout, pipelineotel.EventAbandon, pipelineotel.EventLate, pipelineotel.SpanAttempt,
+	})
+}

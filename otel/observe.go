@@ -1,0 +1,130 @@
+package pipelineotel
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/standard"
+)
+
+// watchlist is what the observable gauges read when the meter provider
+// collects: every breaker and budget observed, through the functions that
+// list them (a Scopes lists its keys' anew at each collection).
+type watchlist struct {
+	mu   sync.Mutex // guards seq and each
+	seq  uint64
+	each map[uint64]func(yield func(*breaker.Breaker, *budget.Budget) bool)
+
+	state                         metric.Int64ObservableGauge
+	pressure, tokens, utilization metric.Float64ObservableGauge
+}
+
+// register creates the observable gauges on meter and the callback that
+// reads them.
+func (w *watchlist) register(meter metric.Meter) error {
+	var errs [5]error
+	w.state, errs[0] = meter.Int64ObservableGauge(MetricBreakerState, metric.WithUnit("{breaker}"),
+		metric.WithDescription("Circuit breakers by their current state: 1 for each breaker, with its state as an attribute."))
+	w.pressure, errs[1] = meter.Float64ObservableGauge(MetricBreakerPressure, metric.WithUnit("1"),
+		metric.WithDescription("How close each circuit breaker is to opening on failures: 0 without failures, 1 at a trip point or when not closed."))
+	w.tokens, errs[2] = meter.Float64ObservableGauge(MetricBudgetTokens, metric.WithUnit("{token}"),
+		metric.WithDescription("Balance of each retry budget."))
+	w.utilization, errs[3] = meter.Float64ObservableGauge(MetricBudgetUtilization, metric.WithUnit("1"),
+		metric.WithDescription("Fraction of each retry budget that is spent: 0 full, 1 empty."))
+	_, errs[4] = meter.RegisterCallback(w.collect, w.state, w.pressure, w.tokens, w.utilization)
+	return errors.Join(errs[:]...)
+}
+
+// add observes what list lists until the returned function is called.
+func (w *watchlist) add(list func(yield func(*breaker.Breaker, *budget.Budget) bool)) (stop func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.each == nil {
+		w.each = make(map[uint64]func(func(*breaker.Breaker, *budget.Budget) bool))
+	}
+	w.seq++
+	id := w.seq
+	w.each[id] = list
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			delete(w.each, id)
+			w.mu.Unlock()
+		})
+	}
+}
+
+// collect observes every breaker and budget listed. It reads them without
+// holding mu, since reading a breaker takes its lock.
+func (w *watchlist) collect(_ context.Context, o metric.Observer) error {
+	w.mu.Lock()
+	lists := make([]func(func(*breaker.Breaker, *budget.Budget) bool), 0, len(w.each))
+	for _, l := range w.each {
+		lists = append(lists, l)
+	}
+	w.mu.Unlock()
+	for _, list := range lists {
+		list(func(b *breaker.Breaker, funds *budget.Budget) bool {
+			if b != nil {
+				shadow := b.Shadow()
+				o.ObserveInt64(w.state, 1, metric.WithAttributeSet(attribute.NewSet(breakerLabels(b.Name(), stateName(b.State()), shadow)...)))
+				kvs := []attribute.KeyValue{AttrBreaker.String(b.Name())}
+				if shadow {
+					kvs = append(kvs, AttrBreakerShadow.Bool(true))
+				}
+				o.ObserveFloat64(w.pressure, b.Pressure(), metric.WithAttributeSet(attribute.NewSet(kvs...)))
+			}
+			if funds != nil {
+				set := metric.WithAttributeSet(attribute.NewSet(AttrBudget.String(funds.Name())))
+				o.ObserveFloat64(w.tokens, funds.Tokens(), set)
+				o.ObserveFloat64(w.utilization, funds.Utilization(), set)
+			}
+			return true
+		})
+	}
+	return nil
+}
+
+// ObserveBreaker reports b's state and pressure in the observable gauges
+// resilience.breaker.state and resilience.breaker.pressure, labelled with its
+// name, at every collection until stop is called. Reading a breaker changes
+// nothing (see breaker.Breaker.State). Give every observed breaker its own
+// name: two of one name report one series.
+func (t *Telemetry) ObserveBreaker(b *breaker.Breaker) (stop func()) {
+	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) { yield(b, nil) })
+}
+
+// ObserveBudget reports b's balance and utilization in the observable
+// gauges resilience.budget.tokens and resilience.budget.utilization,
+// labelled with its name, at every collection until stop is called. A nil
+// budget (unlimited) is not reported.
+func (t *Telemetry) ObserveBudget(b *budget.Budget) (stop func()) {
+	if b == nil {
+		return func() {}
+	}
+	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) { yield(nil, b) })
+}
+
+// observePreset observes the breaker and budget of a standard pipeline.
+func observePreset[T any](t *Telemetry, p *standard.Pipeline[T]) (stop func()) {
+	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) { yield(p.Breaker, p.Budget) })
+}
+
+// ObserveScopes reports the breaker and budget of every key s holds at each
+// collection, as ObserveBreaker and ObserveBudget do, until stop is called:
+// a key evicted is no longer reported, a key added is. Each key's series are
+// labelled with its pipeline's name, so their number is bounded by the
+// scopes' MaxKeys; keep it under the meter provider's cardinality limit
+// (2000 series per instrument by default in the Go SDK).
+func ObserveScopes[K comparable, T any](t *Telemetry, s *standard.Scopes[K, T]) (stop func()) {
+	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) {
+		s.Range(func(_ K, p *standard.Pipeline[T]) bool { return yield(p.Breaker, p.Budget) })
+	})
+}

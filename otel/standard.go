@@ -1,0 +1,145 @@
+package pipelineotel
+
+import (
+	"context"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/standard"
+)
+
+// Pipeline is a standard pipeline with telemetry: every event of its stages
+// and of its breaker recorded, its breaker and budget observed, and every
+// call through its Execute measured. It is a *standard.Pipeline[T] in every
+// other respect (its Breaker, Budget, Estimator, Stages). Build one with
+// [NewStandard] or [Instrument]; it is safe for concurrent use.
+type Pipeline[T any] struct {
+	*standard.Pipeline[T]
+	t     *Telemetry
+	clock clockwork.Clock // nil: real time
+	calls *callSets       // of the pipeline's name
+	stop  func()
+}
+
+// NewStandard builds the standard pipeline of cfg (standard.New) with t
+// attached, in one call: t's hook is added to cfg.Breaker.OnEvent (a hook
+// already there keeps receiving the breaker's events) and set as the
+// pipeline's event hook, the breaker and the budget are observed, and calls
+// are measured on cfg.Clock. It returns the error standard.New returns.
+func NewStandard[T any](t *Telemetry, cfg standard.Config) (*Pipeline[T], error) {
+	cfg.Breaker.OnEvent = pipeline.Hooks(t.Hook(), cfg.Breaker.OnEvent)
+	p, err := standard.New[T](cfg)
+	if err != nil {
+		return nil, err
+	}
+	q := Instrument(t, p)
+	q.clock = cfg.Clock
+	return q, nil
+}
+
+// Instrument attaches t to p, a standard pipeline built elsewhere: it
+// returns a copy of p whose event hook is t's (replacing any p had: add
+// yours back with With), whose breaker and budget are observed, and whose
+// calls are measured on real time. p's breaker reports its transitions and
+// refusals only if its Config.OnEvent was given t's hook when it was built:
+// NewStandard does that.
+func Instrument[T any](t *Telemetry, p *standard.Pipeline[T]) *Pipeline[T] {
+	return &Pipeline[T]{
+		Pipeline: p.With(pipeline.Options[T]{OnEvent: t.Hook()}),
+		t:        t,
+		calls:    t.calls.get(p.Name()),
+		stop:     observePreset(t, p),
+	}
+}
+
+// Execute runs fn through the pipeline, as standard.Pipeline's Execute does,
+// and records the call in resilience.call.duration.
+func (p *Pipeline[T]) Execute(ctx context.Context, fn pipeline.Func[T]) (T, error) {
+	start := now(p.clock)
+	v, err := p.Pipeline.Execute(ctx, fn)
+	p.t.callDuration.Record(ctx, since(p.clock, start).Seconds(), p.calls.outcome(outcomeIndex(err)).rec...)
+	return v, err
+}
+
+// With returns a copy of p that also uses the options set in o, as
+// standard.Pipeline's With does, with its telemetry: a hook in o.OnEvent is
+// called after t's.
+func (p *Pipeline[T]) With(o pipeline.Options[T]) *Pipeline[T] {
+	o.OnEvent = pipeline.Hooks(p.t.Hook(), o.OnEvent)
+	q := *p
+	q.Pipeline = p.Pipeline.With(o)
+	return &q
+}
+
+// Unobserve stops reporting p's breaker and budget in the observable gauges,
+// for a pipeline that is being replaced; events and calls are still
+// recorded. It is idempotent, and copies made by With share it.
+func (p *Pipeline[T]) Unobserve() { p.stop() }
+
+// Scopes is a standard.Scopes with telemetry: the events of every key's
+// pipeline and breaker recorded, every key's breaker and budget observed,
+// and every call through its Execute measured. Build one with [NewScopes];
+// it is safe for concurrent use. Calls made through the *standard.Pipeline
+// its Get returns are not measured as calls (their attempts and stops are).
+type Scopes[K comparable, T any] struct {
+	*standard.Scopes[K, T]
+	t     *Telemetry
+	clock clockwork.Clock // nil: real time
+	stop  func()
+}
+
+// NewScopes builds the per-key scopes of cfg (standard.NewScopes) with t
+// attached, in one call: t's hook is added to cfg.Config.Breaker.OnEvent and
+// to cfg.Options.OnEvent (hooks already there keep receiving events), every
+// key's breaker and budget are observed (see [ObserveScopes]), and calls are
+// measured on cfg.Config.Clock. A cfg.For that replaces a key's
+// Breaker.OnEvent takes t's hook away from that key's breaker. It returns the
+// error standard.NewScopes returns.
+func NewScopes[K comparable, T any](t *Telemetry, cfg standard.ScopesConfig[K, T]) (*Scopes[K, T], error) {
+	cfg.Config.Breaker.OnEvent = pipeline.Hooks(t.Hook(), cfg.Config.Breaker.OnEvent)
+	cfg.Options.OnEvent = pipeline.Hooks(t.Hook(), cfg.Options.OnEvent)
+	s, err := standard.NewScopes(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Scopes[K, T]{Scopes: s, t: t, clock: cfg.Config.Clock, stop: ObserveScopes(t, s)}, nil
+}
+
+// Execute runs fn through key's pipeline, as standard.Scopes's Execute does,
+// and records the call in resilience.call.duration under the key's pipeline
+// name. A key whose pipeline cannot be built returns that error and records
+// nothing.
+func (s *Scopes[K, T]) Execute(ctx context.Context, key K, fn pipeline.Func[T]) (T, error) {
+	p, err := s.Get(key)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	start := now(s.clock)
+	v, err := p.Execute(ctx, fn)
+	s.t.recordCall(ctx, p.Name(), since(s.clock, start), outcomeIndex(err))
+	return v, err
+}
+
+// Unobserve stops reporting the scopes' breakers and budgets in the
+// observable gauges; events and calls are still recorded. It is idempotent.
+func (s *Scopes[K, T]) Unobserve() { s.stop() }
+
+// epoch is what real time is read against: time.Since reads only the
+// monotonic clock, which costs half of what time.Now does.
+var epoch = time.Now()
+
+// now reads clock, as the time elapsed since epoch; a nil clock is real time.
+func now(clock clockwork.Clock) time.Duration {
+	if clock == nil {
+		return time.Since(epoch)
+	}
+	return clock.Since(epoch)
+}
+
+// since is the time elapsed on clock since start, a reading of now.
+func since(clock clockwork.Clock, start time.Duration) time.Duration {
+	return now(clock) - start
+}

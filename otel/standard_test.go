@@ -1,0 +1,129 @@
+package pipelineotel_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/otel"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/standard"
+)
+
+// matching returns the lines that start with prefix.
+func matching(lines []string, prefix string) []string {
+	return slices.DeleteFunc(slices.Clone(lines), func(l string) bool { return !strings.HasPrefix(l, prefix) })
+}
+
+// TestScopes runs two keys of one Scopes, one whose dependency fails until
+// its breaker opens and one that succeeds, and checks that the gauges report
+// each key's breaker in its own state, that calls and transitions carry the
+// key's name, and that Unobserve stops the gauges.
+func TestScopes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		cfg := scripted()
+		cfg.Name = ""
+		s, err := pipelineotel.NewScopes(r.tel, standard.ScopesConfig[string, string]{Config: cfg})
+		require.NoError(t, err)
+		ok := func(ctx context.Context) (string, error) { return "ok", wait(ctx, 5*time.Millisecond) }
+		fail := func(ctx context.Context) (string, error) { return "", errBoom }
+
+		_, err = s.Execute(context.Background(), "down", fail) // two failures trip it
+		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		_, err = s.Execute(context.Background(), "up", ok)
+		require.NoError(t, err)
+
+		lines := r.metrics(t)
+		assert.Equal(t, []string{
+			"resilience.breaker.state{breaker.name=down,breaker.state=open} 1",
+			"resilience.breaker.state{breaker.name=up,breaker.state=closed} 1",
+		}, matching(lines, "resilience.breaker.state"))
+		assert.Equal(t, []string{
+			"resilience.breaker.pressure{breaker.name=down} 1",
+			"resilience.breaker.pressure{breaker.name=up} 0",
+		}, matching(lines, "resilience.breaker.pressure"))
+		assert.Equal(t, []string{
+			"resilience.budget.tokens{budget.name=down} 29.315", // 30, less the retry, plus 105 ms of refill at 3 a second
+			"resilience.budget.tokens{budget.name=up} 30",
+		}, matching(lines, "resilience.budget.tokens"))
+		assert.Equal(t, []string{
+			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=down} count=1 sum=0.1",
+			"resilience.call.duration{outcome=ok,pipeline.name=up} count=1 sum=0.005",
+		}, matching(lines, "resilience.call.duration"))
+		assert.Equal(t, []string{
+			"resilience.breaker.transitions{breaker.cause=consecutive_failures,breaker.name=down,breaker.state=open} 1",
+		}, matching(lines, "resilience.breaker.transitions"))
+
+		s.Unobserve()
+		s.Unobserve()
+		lines = r.metrics(t)
+		assert.Empty(t, matching(lines, "resilience.breaker.state"))
+		assert.Empty(t, matching(lines, "resilience.budget"))
+	})
+}
+
+// TestNewStandardKeepsYourHooks checks that a breaker hook in the config
+// and a pipeline hook added with With keep receiving events beside the
+// telemetry, which keeps recording.
+func TestNewStandardKeepsYourHooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		var mine []string
+		hook := func(_ context.Context, src pipeline.Source, e pipeline.Event) {
+			mine = append(mine, src.Stage+" "+e.Name())
+		}
+		cfg := scripted()
+		cfg.Breaker.OnEvent = hook
+		p, err := pipelineotel.NewStandard[string](r.tel, cfg)
+		require.NoError(t, err)
+		p = p.With(pipeline.Options[string]{OnEvent: hook})
+		fail := func(ctx context.Context) (string, error) { return "", errBoom }
+		_, err = p.Execute(context.Background(), fail)
+		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.Equal(t, []string{
+			"pipeline attempt", "retry retry.scheduled", "pipeline attempt",
+			"breaker breaker.transition", "retry stopped",
+		}, mine)
+		assert.Equal(t, []string{
+			"resilience.breaker.transitions{breaker.cause=consecutive_failures,breaker.name=svc,breaker.state=open} 1",
+		}, matching(r.metrics(t), "resilience.breaker.transitions"))
+		assert.Equal(t, []string{
+			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=svc} count=1 sum=0.1",
+		}, matching(r.metrics(t), "resilience.call.duration"))
+		p.Unobserve()
+		assert.Empty(t, matching(r.metrics(t), "resilience.breaker.state"))
+	})
+}
+
+// TestInstrumentAndObserve checks the pieces for state built elsewhere: a
+// preset built by standard.New, a breaker and a budget of their own.
+func TestInstrumentAndObserve(t *testing.T) {
+	r := newRig(t)
+	p, err := standard.New[int](standard.Config{Name: "elsewhere"})
+	require.NoError(t, err)
+	q := pipelineotel.Instrument(r.tel, p)
+	_, err = q.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
+	require.NoError(t, err)
+	brk, err := breaker.New(breaker.Config{Name: "own"})
+	require.NoError(t, err)
+	stop := r.tel.ObserveBreaker(brk)
+	brk.Isolate()
+	lines := r.metrics(t)
+	assert.Equal(t, []string{
+		"resilience.breaker.state{breaker.name=elsewhere,breaker.state=closed} 1",
+		"resilience.breaker.state{breaker.name=own,breaker.state=isolated} 1",
+	}, matching(lines, "resilience.breaker.state"))
+	assert.Len(t, matching(lines, "resilience.call.duration{outcome=ok,pipeline.name=elsewhere} count=1"), 1)
+	stop()
+	q.Unobserve()
+	assert.Empty(t, matching(r.metrics(t), "resilience.breaker.state"))
+	assert.NotNil(t, r.tel.ObserveBudget(nil), "a nil budget is unlimited: nothing to observe, and a stop that does nothing")
+}

@@ -1,0 +1,25 @@
+package hedge
+
+import "log/slog"
+
+// LogValue returns the hedge as a group: attempt, hedge (the copy's number,
+// from 1) and delay.
+func (h Hedged) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Int("attempt", h.Attempt),
+		slog.Int("hedge", h.Hedge),
+		slog.Duration("delay", h.Delay),
+	)
+}
+
+// Level returns Debug: hedging is routine by design.
+func (Hedged) Level() slog.Level { return slog.LevelDebug }
+
+// LogValue returns the skipped hedge as a group: attempt and why.
+func (s Skipped) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("attempt", s.Attempt), slog.String("why", s.Why))
+}
+
+// Level returns Debug: a hedge held back by the breaker or the budget is
+// those doing their work; their own events say why.
+func (Skipped) Level() slog.Level { return slog.LevelDebug }
