@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/keyed"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
@@ -150,7 +151,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Standard.Validate(); err != nil {
-		errs = append(errs, within("Standard", err))
+		errs = append(errs, keyed.Within("pipelinegrpc: Config.Standard", err))
 	}
 	return errors.Join(errs...)
 }
@@ -163,44 +164,15 @@ func validMethod(name string) bool {
 	return ok && ok2 && service != "" && !strings.Contains(rest[len(service)+1:], "/")
 }
 
-// within prefixes each error joined in err with the field of Config it
-// concerns.
-func within(field string, err error) error {
-	var each []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		each = j.Unwrap()
-	} else {
-		each = []error{err}
-	}
-	out := make([]error, len(each))
-	for i, e := range each {
-		out[i] = fmt.Errorf("pipelinegrpc: Config.%s: %w", field, e)
-	}
-	return errors.Join(out...)
-}
-
 // scopeConfig is key's configuration: Standard named after the key, with
 // For's changes and the client's clock, or an error naming For if what it
 // returned cannot work.
 func (c Config) scopeConfig(key Key) (standard.Config, error) {
-	cfg := c.Standard
-	cfg.Name = key.String()
+	var override func(standard.Config) standard.Config
 	if c.For != nil {
-		cfg = c.For(key, cfg)
-		var errs []error
-		if cfg.Clock != nil {
-			errs = append(errs, errors.New("standard: Config.Clock must be nil: set pipelinegrpc's Config.Clock, the clock of every scope"))
-		}
-		if err := cfg.Validate(); err != nil {
-			errs = append(errs, err)
-		}
-		if len(errs) > 0 {
-			return cfg, within(fmt.Sprintf("For(%s)", key), errors.Join(errs...))
-		}
+		override = func(shared standard.Config) standard.Config { return c.For(key, shared) }
 	}
-	cfg.Clock = c.Clock
-	cfg.Hedge.Repeatable = true
-	return cfg, nil
+	return keyed.Config(c.Standard, key.String(), override, fmt.Sprintf("pipelinegrpc: Config.For(%s)", key), c.Clock)
 }
 
 // attemptTimeout is the attempt's timeout of cfg, with the default

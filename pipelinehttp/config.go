@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/keyed"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
@@ -93,49 +94,20 @@ func (c Config) Validate() error {
 		bad("Standard.Clock must be nil: set Config.Clock, the clock of every host")
 	}
 	if err := c.Standard.Validate(); err != nil {
-		errs = append(errs, within("Standard", err))
+		errs = append(errs, keyed.Within("pipelinehttp: Config.Standard", err))
 	}
 	return errors.Join(errs...)
-}
-
-// within prefixes each error joined in err with the field of Config it
-// concerns.
-func within(field string, err error) error {
-	var each []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		each = j.Unwrap()
-	} else {
-		each = []error{err}
-	}
-	out := make([]error, len(each))
-	for i, e := range each {
-		out[i] = fmt.Errorf("pipelinehttp: Config.%s: %w", field, e)
-	}
-	return errors.Join(out...)
 }
 
 // hostConfig is h's configuration: Standard named after h, with PerHost's
 // changes and the transport's clock, or an error naming PerHost if what it
 // returned cannot work.
 func (c Config) hostConfig(h Host) (standard.Config, error) {
-	cfg := c.Standard
-	cfg.Name = h.String()
+	var override func(standard.Config) standard.Config
 	if c.PerHost != nil {
-		cfg = c.PerHost(h, cfg)
-		var errs []error
-		if cfg.Clock != nil {
-			errs = append(errs, errors.New("standard: Config.Clock must be nil: set pipelinehttp's Config.Clock, the clock of every host"))
-		}
-		if err := cfg.Validate(); err != nil {
-			errs = append(errs, err)
-		}
-		if len(errs) > 0 {
-			return cfg, within(fmt.Sprintf("PerHost(%s)", h), errors.Join(errs...))
-		}
+		override = func(shared standard.Config) standard.Config { return c.PerHost(h, shared) }
 	}
-	cfg.Clock = c.Clock
-	cfg.Hedge.Repeatable = true
-	return cfg, nil
+	return keyed.Config(c.Standard, h.String(), override, fmt.Sprintf("pipelinehttp: Config.PerHost(%s)", h), c.Clock)
 }
 
 // timeouts are the whole call's and the attempt's timeouts of cfg, with the

@@ -1,0 +1,56 @@
+// Package keyed holds what the integrations that keep one standard pipeline
+// per key (package pipelinehttp per host, the grpc module per target and
+// method) share: the configuration of one key, and errors that name the field
+// they concern.
+package keyed
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/standard"
+)
+
+// Within prefixes each error joined in err with prefix, "pipelinehttp:
+// Config.Standard" say, so that every problem names the field it concerns.
+func Within(prefix string, err error) error {
+	each := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		each = j.Unwrap()
+	}
+	out := make([]error, len(each))
+	for i, e := range each {
+		out[i] = fmt.Errorf("%s: %w", prefix, e)
+	}
+	return errors.Join(out...)
+}
+
+// Config returns a key's configuration: shared named name, changed by
+// override if there is one (field names it in errors, "pipelinehttp:
+// Config.PerHost(https://a:443)" say), then given the integration's clock and
+// marked repeatable (the integration decides per call what may be sent
+// twice). An override may not set its own clock, since the integration's is
+// every key's; one that returns an impossible configuration is an error
+// naming field.
+func Config(shared standard.Config, name string, override func(standard.Config) standard.Config, field string, clock clockwork.Clock) (standard.Config, error) {
+	cfg := shared
+	cfg.Name = name
+	if override != nil {
+		cfg = override(cfg)
+		var errs []error
+		if cfg.Clock != nil {
+			errs = append(errs, errors.New("standard: Config.Clock must be nil: the integration's Config.Clock is the clock of every key"))
+		}
+		if err := cfg.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return cfg, Within(field, errors.Join(errs...))
+		}
+	}
+	cfg.Clock = clock
+	cfg.Hedge.Repeatable = true
+	return cfg, nil
+}
