@@ -300,7 +300,7 @@ func TestLogEventsNilLoggerUsesTheDefault(t *testing.T) {
 func TestEveryEventOfTheModuleLogs(t *testing.T) {
 	for _, e := range []pipeline.Event{
 		pipeline.AttemptFinished{}, pipeline.Stopped{Err: &pipeline.StopError{}}, pipeline.Abandoned{}, pipeline.LateReturn{},
-		retry.Scheduled{}, hedge.Hedged{}, hedge.Skipped{}, timeout.TimedOut{}, breaker.Transition{}, breaker.Rejection{},
+		retry.Scheduled{}, hedge.Hedged{}, hedge.Skipped{}, hedge.Won{}, timeout.TimedOut{}, breaker.Transition{}, breaker.Rejection{},
 		ratelimit.Waited{}, bulkhead.Waited{}, adaptive.Waited{}, adaptive.Revision{},
 		fallback.Executed{}, ceiling.Cut{}, fault.Injected{},
 	} {

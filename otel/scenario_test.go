@@ -109,6 +109,7 @@ func TestScenario(t *testing.T) {
 			"resilience.call.duration{outcome=dependency_unavailable,pipeline.name=svc} count=1 sum=0",
 			"resilience.call.duration{outcome=ok,pipeline.name=svc} count=3 sum=0.035",
 			"resilience.hedge.delay{pipeline.name=svc,stage.kind=hedge,stage.name=svc} count=1 sum=0.02",
+			"resilience.hedge.wins{pipeline.name=svc} 1",
 			"resilience.refusal.retry_after{pipeline.name=svc,stage.kind=breaker,stage.name=svc,stop.reason=dependency_unavailable} count=1 sum=1",
 			"resilience.retry.delay{pipeline.name=svc,stage.kind=retry,stage.name=svc,verdict=transient} count=1 sum=0.1",
 			"resilience.stops{pipeline.name=svc,stage.kind=breaker,stage.name=svc,stop.reason=dependency_unavailable} 1",
@@ -130,7 +131,7 @@ func TestScenario(t *testing.T) {
 		assert.Equal(t, []string{attempt}, r.events("D"))
 		assert.Equal(t, []string{
 			"hedge attempt=1 delay=0.02 hedge.copy=1 pipeline.name=svc stage.kind=hedge stage.name=svc",
-			attempt,
+			"attempt attempt=1 duration=0.005 hedge.copy=1 pipeline.name=svc stage.kind=pipeline stage.name= verdict=ok",
 			"attempt attempt=1 duration=0.025 error.message=context canceled pipeline.name=svc stage.kind=pipeline stage.name= verdict.canceled=true verdict=permanent",
 		}, r.events("E"))
 	})

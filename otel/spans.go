@@ -25,7 +25,7 @@ func (t *Telemetry) spanEvent(ctx context.Context, span trace.Span, src pipeline
 	case pipeline.AttemptFinished:
 		name = EventAttempt
 		kvs = append(kvs, AttrAttempt.Int(e.Attempt))
-		if c, ok := copyOf(ctx); ok {
+		if c, ok := hedge.CopyOf(ctx); ok && c > 0 {
 			kvs = append(kvs, AttrHedgeCopy.Int(c))
 		}
 		kvs = append(kvs, verdictKVs(e.Verdict)...)

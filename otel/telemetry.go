@@ -3,8 +3,6 @@ package pipelineotel
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -56,12 +54,6 @@ type Telemetry struct {
 	sources cache[pipeline.Source, sourceSets] // attribute sets by event source
 	calls   cache[string, callSets]            // attribute sets by pipeline name alone
 	watched watchlist                          // breakers and budgets to observe
-
-	// copies maps the context of a hedged copy to its number, from the
-	// hedge.Hedged event until the Attempts stage that runs the copy reads
-	// it; only while some Attempts stage exists (attemptStages > 0).
-	copies        sync.Map
-	attemptStages atomic.Int32
 }
 
 // durationBuckets are the bucket boundaries of every histogram of seconds:
@@ -145,9 +137,8 @@ func (t *Telemetry) observe(ctx context.Context, src pipeline.Source, e pipeline
 		t.retryDelay.Record(ctx, e.Delay.Seconds(), t.sources.get(src).retry(e.Verdict.Kind).rec...)
 	case hedge.Hedged:
 		t.hedgeDelay.Record(ctx, e.Delay.Seconds(), t.sources.get(src).stage().rec...)
-		if t.attemptStages.Load() > 0 {
-			t.markCopy(ctx, e.Hedge)
-		}
+	case hedge.Won:
+		t.hedgeWins.Add(ctx, 1, t.calls.get(src.Pipeline).win().add...)
 	case hedge.Skipped:
 		t.hedgeSkips.Add(ctx, 1, t.sources.get(src).skip(e.Why).add...)
 	case timeout.TimedOut:

@@ -59,7 +59,7 @@ func newCall[T any](p *Policy[T]) *call[T] {
 // started, on the estimator's clock.
 func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, delay time.Duration) pipeline.Result[T] {
 	c := p.calls.Get().(*call[T])
-	first := newCopyContext(ctx)
+	first := newCopyContext(ctx, 0)
 	c.mu.Lock()
 	c.ctx, c.next, c.delay = ctx, next, delay
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: first, start: start})
@@ -161,7 +161,7 @@ func (c *call[T]) launch() {
 		c.skipped(c.ctx, next, why)
 		return
 	}
-	ctx := newCopyContext(c.ctx)
+	ctx := newCopyContext(c.ctx, k)
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: ctx, start: c.p.est.Now()})
 	c.running++
 	c.pending--
@@ -242,10 +242,13 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 		kept = c.last
 	}
 	r, end := c.copies[kept].result, c.copies[kept].ctx
+	won := 0 // the hedge that won, if one did
 	if !keep {
 		kept = -1
+	} else if c.winner > 0 {
+		won = c.winner
 	}
-	next, panicked := c.next, c.hookPanic
+	ctx, next, panicked := c.ctx, c.next, c.hookPanic
 	for i := range c.copies {
 		cp := &c.copies[i]
 		if panicked == nil {
@@ -274,11 +277,29 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 		next.Discard(r)
 		panic(panicked)
 	}
+	if won > 0 && next.Observed() {
+		emitWon(ctx, next, won, r, end)
+	}
 	if !next.Holds() {
 		end.cancel()
 		return r
 	}
 	return next.Hold(r, end.cancel)
+}
+
+// emitWon reports that hedge number k won, with the result r it returns. If
+// the hook panics, r is not returned: its value is released and its copy
+// cancelled before the panic goes on.
+func emitWon[T any](ctx context.Context, next pipeline.Next[T], k int, r pipeline.Result[T], end *copyContext) {
+	returned := false
+	defer func() {
+		if !returned {
+			end.cancel()
+			next.Discard(r)
+		}
+	}()
+	next.Emit(ctx, Won{Attempt: next.Attempt(), Hedge: k})
+	returned = true
 }
 
 // discard releases r's value and returns a panic of the Release hook rather

@@ -22,6 +22,7 @@ import (
 // as it would without the laziness.
 type copyContext struct {
 	parent context.Context
+	n      int // the copy's number: 0 for the attempt itself, 1, 2, ... for its hedges
 	// real and cancelReal are the real child, written once under mu before
 	// made is set; whoever reads made as true may read them without mu.
 	real       context.Context
@@ -31,8 +32,8 @@ type copyContext struct {
 	mu         sync.Mutex  // serializes making the real child, and cancel
 }
 
-func newCopyContext(parent context.Context) *copyContext {
-	return &copyContext{parent: parent}
+func newCopyContext(parent context.Context, n int) *copyContext {
+	return &copyContext{parent: parent, n: n}
 }
 
 // child returns the real child, making it on first use.
@@ -92,9 +93,12 @@ func (c *copyContext) Err() error {
 	return c.parent.Err()
 }
 
-// Value is the real child's or, while the copy has none and is not canceled,
-// the parent's.
+// Value is the copy's number for the key of [CopyOf]; otherwise the real
+// child's or, while the copy has none and is not canceled, the parent's.
 func (c *copyContext) Value(key any) any {
+	if key == (copyKey{}) {
+		return c.n // a small int: boxing it allocates nothing
+	}
 	if r := c.settled(); r != nil {
 		return r.Value(key)
 	}

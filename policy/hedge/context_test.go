@@ -22,7 +22,7 @@ func TestCopyContextAnswersAsAWithCancelChild(t *testing.T) {
 		parent, stop := context.WithTimeoutCause(context.WithValue(t.Context(), key{}, "v"), time.Second, errParent)
 		defer stop()
 
-		c := newCopyContext(parent)
+		c := newCopyContext(parent, 0)
 		assert.NoError(t, c.Err())
 		assert.NoError(t, context.Cause(c))
 		assert.Equal(t, "v", c.Value(key{}))
@@ -49,7 +49,7 @@ func TestCopyContextFollowsItsParent(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			parent, stop := context.WithTimeoutCause(t.Context(), time.Second, errParent)
 			defer stop()
-			c := newCopyContext(parent)
+			c := newCopyContext(parent, 0)
 			if asked {
 				_ = c.Done()
 			}
@@ -65,7 +65,7 @@ func TestCopyContextFollowsItsParent(t *testing.T) {
 
 func TestContextsDerivedFromACopyEndWithItWithoutAGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newCopyContext(t.Context())
+		c := newCopyContext(t.Context(), 0)
 		child, cancel := context.WithCancel(c)
 		defer cancel()
 		fired := make(chan struct{})
@@ -82,7 +82,7 @@ func TestACopyNobodyWaitsOnCostsOneAllocation(t *testing.T) {
 	parent, stop := context.WithTimeout(context.Background(), time.Hour)
 	defer stop()
 	allocs := testing.AllocsPerRun(100, func() {
-		c := newCopyContext(parent)
+		c := newCopyContext(parent, 0)
 		_ = c.Err()
 		c.cancel()
 	})

@@ -23,3 +23,11 @@ func (s Skipped) LogValue() slog.Value {
 // Level returns Debug: a hedge held back by the breaker or the budget is
 // those doing their work; their own events say why.
 func (Skipped) Level() slog.Level { return slog.LevelDebug }
+
+// LogValue returns the win as a group: attempt and hedge, the copy that won.
+func (w Won) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("attempt", w.Attempt), slog.Int("hedge", w.Hedge))
+}
+
+// Level returns Debug: a hedge winning is the stage doing its work.
+func (Won) Level() slog.Level { return slog.LevelDebug }
