@@ -1,0 +1,183 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// The defaults of Config, each the meaning of its zero value.
+const (
+	// DefaultNamespace prefixes every key when Config.Namespace is empty.
+	DefaultNamespace = "default"
+	// DefaultRefresh is how often a process publishes and reads the fleet's
+	// view: once a second keeps the delay before the fleet follows a quorum
+	// to about two seconds, at a few Redis commands per breaker per process.
+	DefaultRefresh = time.Second
+	// DefaultStaleRefreshes is Config.TTL in refreshes: a process that misses
+	// two publications in a row (a GC pause, a slow Redis) is still counted.
+	DefaultStaleRefreshes = 3
+	// DefaultFraction is the share of the processes seen recently that must
+	// report a dependency open for the others to follow: more than half.
+	DefaultFraction = 0.5
+	// MinQuorum is the fewest processes that must report a dependency open
+	// before any other process follows them, whatever Quorum or Fraction
+	// say: one process failing alone never opens another.
+	MinQuorum = 2
+	// MaxDuration is the longest Refresh and TTL: a tenth of the breaker's
+	// longest break, so that the breaks the fleet forces and the expiry of
+	// its keys fit.
+	MaxDuration = breaker.MaxDuration / 10
+)
+
+// Config configures a Fleet. The zero value of each field but Redis means
+// its documented default.
+type Config struct {
+	// Redis is the client the fleet publishes and reads through, a
+	// *redis.Client, *redis.ClusterClient or *redis.Ring. Required. The
+	// fleet never closes it.
+	Redis redis.UniversalClient
+	// Namespace separates fleets sharing one Redis, typically the service's
+	// name. Empty means DefaultNamespace. It may not contain '{' or '}',
+	// which would break the keys' Cluster hash tags.
+	Namespace string
+	// Process identifies this process among the fleet's. Empty means the
+	// host name and the process id, "host-1234". Two processes with the
+	// same id count as one.
+	Process string
+	// Refresh is how often the fleet publishes this process's breakers and
+	// reads the others'. 0 means DefaultRefresh. Each round gives Redis at
+	// most half of it.
+	Refresh time.Duration
+	// TTL is how long a process's report counts after it was written: a
+	// process not seen within it is not counted at all. 0 means
+	// DefaultStaleRefreshes × Refresh. It must be at least Refresh.
+	TTL time.Duration
+	// Quorum, when positive, is the number of processes that must report a
+	// dependency open for the rest to follow (at least MinQuorum).
+	Quorum int
+	// Fraction is used when Quorum is 0: the dependency is down for the
+	// fleet when more than Fraction of the processes seen within TTL report
+	// it open (and at least MinQuorum do). 0 means DefaultFraction, a
+	// strict majority. It must lie in [0, 1).
+	Fraction float64
+	// Clock is the fleet's clock, for the timestamps of its reports and the
+	// ticks of its loop. Nil means real time. The breakers keep their own.
+	Clock clockwork.Clock
+	// OnEvent receives the fleet's events (Degraded, Recovered, Followed,
+	// Switched) with the Source {Stage: "fleet", Name: Namespace} and
+	// context.Background(): on the fleet's goroutine, or, for the first read
+	// of Watch, on the goroutine calling it, so two calls may overlap. It is
+	// never called with a lock of the fleet held; it must not call Close,
+	// which waits for the fleet's goroutine.
+	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
+}
+
+// Validate reports every impossible value in c, each naming its field and
+// value, joined into one error; it returns nil for a usable Config.
+func (c Config) Validate() error {
+	_, err := c.settings()
+	return err
+}
+
+// settings is a validated Config with its defaults applied.
+type settings struct {
+	redis     redis.UniversalClient
+	namespace string
+	process   string
+	refresh   time.Duration
+	ttl       time.Duration
+	quorum    int
+	fraction  float64
+	clock     clockwork.Clock
+	onEvent   func(context.Context, pipeline.Source, pipeline.Event)
+}
+
+func (c Config) settings() (settings, error) {
+	var p []error
+	add := func(format string, args ...any) {
+		p = append(p, fmt.Errorf("fleet: Config."+format, args...))
+	}
+	s := settings{redis: c.Redis, namespace: c.Namespace, process: c.Process, refresh: c.Refresh,
+		ttl: c.TTL, quorum: c.Quorum, fraction: c.Fraction, clock: c.Clock, onEvent: c.OnEvent}
+	if c.Redis == nil {
+		add("Redis is required, got nil")
+	}
+	if s.namespace == "" {
+		s.namespace = DefaultNamespace
+	} else if strings.ContainsAny(s.namespace, "{}") {
+		add("Namespace must not contain '{' or '}' (they would break the keys' hash tags), got %q", s.namespace)
+	}
+	if s.process == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "process"
+		}
+		s.process = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	switch {
+	case s.refresh < 0:
+		add("Refresh must not be negative (0 means the default %v), got %v", DefaultRefresh, s.refresh)
+	case s.refresh == 0:
+		s.refresh = DefaultRefresh
+	case s.refresh < 2*time.Millisecond:
+		add("Refresh must be at least 2ms (each round gives Redis half of it), got %v", s.refresh)
+	}
+	switch {
+	case s.ttl < 0:
+		add("TTL must not be negative (0 means %d × Refresh), got %v", DefaultStaleRefreshes, s.ttl)
+	case s.ttl == 0:
+		s.ttl = DefaultStaleRefreshes * s.refresh
+	case s.refresh > 0 && s.ttl < s.refresh:
+		add("TTL must be at least Refresh (a live process would drop out between its reports), got TTL %v with Refresh %v",
+			s.ttl, s.refresh)
+	}
+	if s.refresh > MaxDuration || s.ttl > MaxDuration {
+		add("Refresh and TTL must be at most %v (the fleet forces breaks of 2 × Refresh and keeps reports for 10 × TTL), got Refresh %v, TTL %v",
+			MaxDuration, s.refresh, s.ttl)
+	}
+	if s.quorum < 0 {
+		add("Quorum must not be negative (0 means Fraction), got %d", s.quorum)
+	}
+	switch {
+	case math.IsNaN(s.fraction) || s.fraction < 0 || s.fraction >= 1:
+		add("Fraction must lie in [0, 1) (0 means the default %v), got %v", DefaultFraction, s.fraction)
+	case s.fraction == 0:
+		s.fraction = DefaultFraction
+	}
+	if s.clock == nil {
+		s.clock = clockwork.NewRealClock()
+	}
+	return s, errors.Join(p...)
+}
+
+// need is the number of open reports among seen processes that makes a
+// quorum.
+func (s *settings) need(seen int) int {
+	q := s.quorum
+	if q == 0 {
+		q = int(math.Floor(s.fraction*float64(seen))) + 1
+	}
+	return max(q, MinQuorum)
+}
+
+// timeout is how long one round may wait on Redis.
+func (s *settings) timeout() time.Duration { return s.refresh / 2 }
+
+// hold is the break the fleet forces on a closed breaker while a quorum
+// reports its dependency open: renewed every round, it runs out within it
+// once the view goes stale. A round renews it at most Refresh plus the
+// round's timeout (Refresh/2) after the previous one, so twice the refresh
+// never runs out between two renewals.
+func (s *settings) hold() time.Duration { return 2 * s.refresh }

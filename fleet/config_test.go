@@ -1,0 +1,89 @@
+package fleet
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	s, err := Config{Redis: rdb}.settings()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultNamespace, s.namespace)
+	assert.NotEmpty(t, s.process)
+	assert.Equal(t, DefaultRefresh, s.refresh)
+	assert.Equal(t, 3*time.Second, s.ttl)
+	assert.Equal(t, DefaultFraction, s.fraction)
+	assert.Equal(t, 2*time.Second, s.hold())
+}
+
+func TestConfigRefusesImpossibleValues(t *testing.T) {
+	err := Config{Namespace: "a{b", Refresh: -1, TTL: -1, Quorum: -1, Fraction: math.NaN()}.Validate()
+	require.Error(t, err)
+	for _, want := range []string{"Config.Redis", "Config.Namespace", "Config.Refresh", "Config.TTL", "Config.Quorum", "Config.Fraction"} {
+		assert.ErrorContains(t, err, want)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	assert.ErrorContains(t, Config{Redis: rdb, Refresh: time.Second, TTL: time.Millisecond}.Validate(), "TTL must be at least Refresh")
+	assert.ErrorContains(t, Config{Redis: rdb, Fraction: 1}.Validate(), "Fraction")
+	assert.ErrorContains(t, Config{Redis: rdb, Refresh: MaxDuration + 1}.Validate(), "at most")
+	_, err = New(Config{})
+	assert.Error(t, err)
+}
+
+// The quorum is a strict majority of the processes seen, never below two.
+func TestNeed(t *testing.T) {
+	s := settings{fraction: DefaultFraction}
+	for seen, want := range map[int]int{0: 2, 1: 2, 2: 2, 3: 2, 4: 3, 5: 3, 10: 6, 200: 101} {
+		assert.Equal(t, want, s.need(seen), "seen %d", seen)
+	}
+	s.quorum = 1
+	assert.Equal(t, MinQuorum, s.need(10))
+	s.quorum = 7
+	assert.Equal(t, 7, s.need(3))
+}
+
+func TestCount(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	s := settings{ttl: 3 * time.Second, fraction: DefaultFraction}
+	at := func(state byte, ago time.Duration) string { return report{state: state, at: now.Add(-ago)}.encode() }
+	v := s.count(map[string]string{
+		"a": at(reportOpen, 0),
+		"b": at(reportOpen, 3*time.Second),                  // just in time
+		"c": at(reportOpen, 3*time.Second+time.Millisecond), // stale: not seen
+		"d": at(reportFollowing, time.Second),               // seen, not open
+		"e": at(reportClosed, -time.Second),                 // a clock ahead of ours
+		"f": at(reportOpen, time.Hour),                      // dead: forgotten
+		"g": "garbage",
+	}, now)
+	assert.Equal(t, 4, v.seen)
+	assert.Equal(t, 2, v.open)
+	assert.Equal(t, 3, v.need)
+	assert.False(t, v.quorum())
+	assert.ElementsMatch(t, []string{"f", "g"}, v.expired)
+}
+
+func TestReportRoundTrip(t *testing.T) {
+	r := report{state: reportFollowing, at: time.UnixMilli(1764586800000)}
+	got, ok := decode(r.encode())
+	require.True(t, ok)
+	assert.Equal(t, r.state, got.state)
+	assert.True(t, r.at.Equal(got.at))
+	for _, bad := range []string{"", "o", "x:1", "o:", "o:x", "o1"} {
+		_, ok := decode(bad)
+		assert.False(t, ok, "%q", bad)
+	}
+}
+
+func TestKeysShareAHashTag(t *testing.T) {
+	k := keysOf("shop", "payments")
+	assert.Equal(t, "pipeline:fleet:{shop:payments}:states", k.states)
+	assert.Equal(t, "pipeline:fleet:{shop:payments}:control", k.control)
+}

@@ -1,0 +1,218 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	refresh = 20 * time.Millisecond
+	dep     = "payments"
+	wait    = 10 * time.Second // how long Eventually polls: never a timing assertion
+	tick    = 5 * time.Millisecond
+)
+
+var (
+	fail    = outcome.Verdict{Kind: outcome.Transient}
+	success = outcome.Verdict{Kind: outcome.OK}
+	spaces  atomic.Int64
+)
+
+// redisAddr returns the address of the Redis the tests share, or skips.
+func redisAddr(t *testing.T) string {
+	t.Helper()
+	addr := os.Getenv("PIPELINE_REDIS_ADDR")
+	if addr == "" {
+		t.Skip("PIPELINE_REDIS_ADDR is not set: the fleet tests need a Redis (scripts/test.sh starts one)")
+	}
+	return addr
+}
+
+// namespace is a namespace no other test uses.
+func namespace(t *testing.T) string {
+	return fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), spaces.Add(1))
+}
+
+// recorder keeps a fleet's events.
+type recorder struct {
+	mu     sync.Mutex
+	events []pipeline.Event
+}
+
+func (r *recorder) hook(_ context.Context, src pipeline.Source, e pipeline.Event) {
+	if src.Stage != "fleet" {
+		panic("fleet event from source " + src.Stage)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) count(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e.Name() == name {
+			n++
+		}
+	}
+	return n
+}
+
+// proc is one process of a fleet: its own Redis client, fleet and breaker.
+type proc struct {
+	id     string
+	rdb    *redis.Client
+	f      *Fleet
+	b      *breaker.Breaker
+	clock  *clockwork.FakeClock // the breaker's
+	events *recorder
+	stop   func()
+}
+
+// start starts a process watching a breaker named dep, and closes it all at
+// the end of the test.
+func start(t *testing.T, addr, ns, id string) *proc {
+	t.Helper()
+	p := &proc{id: id, clock: clockwork.NewFakeClock(), events: &recorder{}}
+	p.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: refresh, ReadTimeout: refresh, WriteTimeout: refresh})
+	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 3, BreakJitter: breaker.JitterNone, Clock: p.clock})
+	require.NoError(t, err)
+	p.b = b
+	p.f, err = New(Config{Redis: p.rdb, Namespace: ns, Process: id, Refresh: refresh, OnEvent: p.events.hook})
+	require.NoError(t, err)
+	p.stop, err = p.f.Watch(b)
+	require.NoError(t, err)
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *proc) close() {
+	p.stop()
+	p.f.Close()
+	_ = p.rdb.Close()
+}
+
+// trip opens the process's breaker on its own evidence.
+func (p *proc) trip(t *testing.T) {
+	t.Helper()
+	for range 3 {
+		tk, err := p.b.Admit()
+		require.NoError(t, err)
+		p.b.Record(tk, fail, time.Millisecond)
+	}
+	require.Equal(t, breaker.Open, p.b.State())
+}
+
+// refuses reports whether the process's breaker refuses an attempt now.
+func (p *proc) refuses() bool {
+	tk, err := p.b.Admit()
+	if err != nil {
+		return true
+	}
+	p.b.Record(tk, success, time.Millisecond)
+	return false
+}
+
+// rounds waits until every process's loop has run n more rounds.
+func rounds(t *testing.T, n int64, ps ...*proc) {
+	t.Helper()
+	from := make([]int64, len(ps))
+	for i, p := range ps {
+		from[i] = p.f.rounds.Load()
+	}
+	require.Eventually(t, func() bool {
+		for i, p := range ps {
+			if p.f.rounds.Load() < from[i]+n {
+				return false
+			}
+		}
+		return true
+	}, wait, tick)
+}
+
+// reports waits until the fleet's hash for dep holds want reports of state.
+func reports(t *testing.T, rdb *redis.Client, ns string, state byte, want int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		fields, err := rdb.HGetAll(context.Background(), keysOf(ns, dep).states).Result()
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, v := range fields {
+			if r, ok := decode(v); ok && r.state == state {
+				n++
+			}
+		}
+		return n == want
+	}, wait, tick)
+}
+
+// server is a redis-server of the test's own, to stop and start.
+type server struct {
+	t    *testing.T
+	port int
+	cmd  *exec.Cmd
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	return port
+}
+
+func startServer(t *testing.T) *server {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	s := &server{t: t, port: freePort(t)}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+func (s *server) start() {
+	s.t.Helper()
+	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no")
+	require.NoError(s.t, s.cmd.Start())
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr()})
+	defer rdb.Close()
+	require.Eventually(s.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, wait, tick)
+}
+
+func (s *server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}

@@ -1,0 +1,181 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/breaker"
+)
+
+// loop runs a round every Config.Refresh until Close.
+func (f *Fleet) loop() {
+	defer close(f.done)
+	t := f.s.clock.NewTicker(f.s.refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-t.Chan():
+			f.round(f.ready(), true)
+			f.rounds.Add(1)
+		}
+	}
+}
+
+// ready returns the watches the loop runs.
+func (f *Fleet) ready() []*watch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ws := make([]*watch, 0, len(f.watched))
+	for _, w := range f.watched {
+		if w.ready {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// round publishes this process's report of each of ws (when publish is set),
+// reads the fleet's view of each in the same pipeline, and applies it. Every
+// command names one key, so the pipeline works on Redis Cluster. The round
+// waits on Redis for at most half of Config.Refresh; when it fails, it
+// applies nothing and raises Degraded (once per outage).
+func (f *Fleet) round(ws []*watch, publish bool) {
+	if len(ws) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, f.s.timeout())
+	defer cancel()
+	now := f.s.clock.Now()
+	type reads struct {
+		states  *redis.MapStringStringCmd
+		control *redis.StringCmd
+	}
+	rs := make([]reads, len(ws))
+	pipe := f.s.redis.Pipeline()
+	for i, w := range ws {
+		if publish {
+			pipe.HSet(ctx, w.keys.states, f.s.process, report{state: w.report(), at: now}.encode())
+			pipe.PExpire(ctx, w.keys.states, 10*f.s.ttl)
+			if len(w.expired) > 0 {
+				pipe.HDel(ctx, w.keys.states, w.expired...)
+				w.expired = nil
+			}
+		}
+		rs[i] = reads{pipe.HGetAll(ctx, w.keys.states), pipe.Get(ctx, w.keys.control)}
+	}
+	cmds, err := pipe.Exec(ctx)
+	if errors.Is(err, redis.Nil) { // an absent control key is no failure
+		err = nil
+		for _, c := range cmds {
+			if e := c.Err(); e != nil && !errors.Is(e, redis.Nil) {
+				err = e
+				break
+			}
+		}
+	}
+	if f.ctx.Err() != nil { // closing: not an outage
+		return
+	}
+	f.reached(err, now)
+	if err != nil {
+		return
+	}
+	for i, w := range ws {
+		if w.gone.Load() {
+			continue
+		}
+		v := f.s.count(rs[i].states.Val(), now)
+		v.isolated = rs[i].control.Val() == isolateValue
+		w.expired = v.expired
+		f.apply(w, v, now)
+	}
+}
+
+// reached records whether a round reached Redis, and raises Degraded or
+// Recovered when that changed.
+func (f *Fleet) reached(err error, now time.Time) {
+	var e pipeline.Event
+	f.mu.Lock()
+	switch {
+	case err != nil && !f.degraded:
+		f.degraded, f.degradedAt = true, now
+		e = Degraded{Err: err, At: now}
+	case err == nil && f.degraded:
+		f.degraded = false
+		e = Recovered{After: now.Sub(f.degradedAt), At: now}
+	}
+	f.mu.Unlock()
+	if e != nil {
+		f.emit(e)
+	}
+}
+
+// ours reports whether the break b is serving, as snap reads it, is the one
+// the fleet forced last: b reads Open or HalfOpen and its break ends when
+// that one does. A trip of b's own, or a local IsolateFor, moves the end.
+func (w *watch) ours(snap breaker.Snapshot) bool {
+	return (snap.State == breaker.Open || snap.State == breaker.HalfOpen) &&
+		!w.forcedEnds.IsZero() && snap.BreakEnds.Equal(w.forcedEnds)
+}
+
+// report is what this process says of w's breaker.
+func (w *watch) report() byte {
+	snap := w.b.Snapshot()
+	switch {
+	case snap.Shadow: // a shadow breaker's opens are hypothetical
+		return reportClosed
+	case snap.State == breaker.Closed || snap.State == breaker.Recovering:
+		return reportClosed
+	case snap.State == breaker.Isolated && w.isolated, w.ours(snap):
+		return reportFollowing
+	}
+	return reportOpen
+}
+
+// apply brings w's breaker in line with the fleet's view v:
+//   - the fleet-wide isolation, while set, isolates it (again, if it was
+//     reset locally meanwhile); once cleared, a breaker the fleet isolated
+//     and still Isolated is reset;
+//   - a quorum reporting open forces a Closed breaker open for hold(), and
+//     renews that break every round while the quorum holds and the break is
+//     still the fleet's. A breaker open on its own evidence, recovering, or
+//     probing after a break of its own is left to recover by itself.
+func (f *Fleet) apply(w *watch, v view, now time.Time) {
+	b := w.b
+	if v.isolated {
+		w.forcedEnds = time.Time{}
+		w.isolated = true
+		if b.State() != breaker.Isolated {
+			b.Isolate()
+			f.emit(Switched{Breaker: w.name, Isolated: true, At: now})
+		}
+		return
+	}
+	if w.isolated {
+		w.isolated = false
+		if b.State() == breaker.Isolated {
+			b.Reset()
+		}
+		f.emit(Switched{Breaker: w.name, Isolated: false, At: now})
+	}
+	if !v.quorum() {
+		return
+	}
+	snap := b.Snapshot()
+	ours := w.ours(snap)
+	if snap.State != breaker.Closed && !ours {
+		return
+	}
+	hold := f.s.hold()
+	b.IsolateFor(hold)
+	w.forcedEnds = b.Snapshot().BreakEnds
+	if !ours {
+		f.emit(Followed{Breaker: w.name, Open: v.open, Seen: v.seen, Need: v.need, Break: hold, At: now})
+	}
+}

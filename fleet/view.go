@@ -1,0 +1,98 @@
+package fleet
+
+import (
+	"strconv"
+	"time"
+)
+
+// A report is what one process says of one breaker: its state, as one
+// letter, and when it said it, in Unix milliseconds of its clock. It is
+// stored as the field of the process in the breaker's hash, "o:1764586800000".
+type report struct {
+	state byte
+	at    time.Time
+}
+
+// The states a process reports.
+const (
+	// reportOpen: the local breaker refuses on its own evidence (Open,
+	// HalfOpen, or Isolated by a local call). Only these count toward a
+	// quorum.
+	reportOpen = 'o'
+	// reportClosed: the local breaker is Closed or Recovering, or in shadow
+	// mode.
+	reportClosed = 'c'
+	// reportFollowing: the local breaker refuses because the fleet told it
+	// to (a break the fleet forced, or the fleet's isolation). Counted as
+	// seen, never as open, so a quorum cannot hold itself up.
+	reportFollowing = 'f'
+)
+
+func (r report) encode() string {
+	return string(r.state) + ":" + strconv.FormatInt(r.at.UnixMilli(), 10)
+}
+
+func decode(s string) (report, bool) {
+	if len(s) < 3 || s[1] != ':' {
+		return report{}, false
+	}
+	switch s[0] {
+	case reportOpen, reportClosed, reportFollowing:
+	default:
+		return report{}, false
+	}
+	ms, err := strconv.ParseInt(s[2:], 10, 64)
+	if err != nil {
+		return report{}, false
+	}
+	return report{state: s[0], at: time.UnixMilli(ms)}, true
+}
+
+// view is one breaker's fleet as read from Redis.
+type view struct {
+	seen, open, need int
+	isolated         bool     // the fleet-wide isolation switch is set
+	expired          []string // processes whose reports are long dead
+}
+
+// quorum reports whether enough processes report the dependency open.
+func (v view) quorum() bool { return v.open >= v.need }
+
+// count reads the fields of a breaker's hash at now: a report counts when it
+// is at most ttl old (or from the future, a peer's clock ahead of ours).
+// Reports older than forget are listed in expired, for deletion.
+func (s *settings) count(fields map[string]string, now time.Time) view {
+	var v view
+	forget := 10 * s.ttl
+	for process, value := range fields {
+		r, ok := decode(value)
+		age := now.Sub(r.at)
+		switch {
+		case !ok || age > forget:
+			v.expired = append(v.expired, process)
+		case age > s.ttl:
+		default:
+			v.seen++
+			if r.state == reportOpen {
+				v.open++
+			}
+		}
+	}
+	v.need = s.need(v.seen)
+	return v
+}
+
+// keys are the two keys of one breaker. They share the hash tag
+// {namespace:name}, so Redis Cluster keeps them in one slot.
+type keys struct {
+	states  string // hash: process -> report
+	control string // string: "isolate" while the fleet-wide isolation is set
+}
+
+func keysOf(namespace, name string) keys {
+	tag := "pipeline:fleet:{" + namespace + ":" + name + "}:"
+	return keys{states: tag + "states", control: tag + "control"}
+}
+
+// isolateValue is the value of the control key while isolation is set.
+const isolateValue = "isolate"
