@@ -11,5 +11,11 @@
 // never consulted on the call path: when it is slow or down, every process
 // goes on with its local breakers and the fleet raises [Degraded].
 //
+// A [Quota] shares a rate limit among the processes of a service: the
+// fleet's tokens live in one Redis key, each process leases a few at a time
+// and spends them locally, and [QuotaGuard] makes it a pipeline stage that
+// never waits on Redis. While Redis is down, each process admits its local
+// share, QuotaConfig.Rate / QuotaConfig.Processes.
+//
 // See docs/fleet.md for the delays it guarantees and the keys it writes.
 package fleet

@@ -1,0 +1,179 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/resilience-go/pipeline"
+)
+
+// The defaults and limits of QuotaConfig, each default the meaning of its
+// field's zero value.
+const (
+	// DefaultQuotaBurstWindow sets the default burst: a zero
+	// QuotaConfig.Burst means the tokens Rate earns in this long, rounded up,
+	// and at least 1 (as ratelimit.DefaultBurstWindow).
+	DefaultQuotaBurstWindow = 100 * time.Millisecond
+	// DefaultLeaseDivisor sets the default lease: a zero QuotaConfig.Lease
+	// means Rate / DefaultLeaseDivisor tokens, rounded up, at least 1 and at
+	// most Burst. Every fetch but the starved ones takes a full lease, so the
+	// whole fleet makes about DefaultLeaseDivisor fetches a second at full
+	// use, whatever its size, and each process holds at most a hundredth of
+	// a second of the fleet's rate unused.
+	DefaultLeaseDivisor = 100
+	// DefaultQuotaTimeout is how long one fetch waits on Redis when
+	// QuotaConfig.Timeout is 0: a Redis round trip takes about a
+	// millisecond, and the call path never waits on a fetch anyway.
+	DefaultQuotaTimeout = 100 * time.Millisecond
+	// ProbeTimeouts is how many Timeouts apart a degraded quota tries Redis
+	// again: a second by default.
+	ProbeTimeouts = 10
+	// MaxQuotaRate is the highest QuotaConfig.Rate: the script times tokens
+	// in microseconds.
+	MaxQuotaRate = 1e6
+)
+
+// QuotaConfig configures a Quota. The zero value of each field but Redis,
+// Name, Rate and Processes means its documented default.
+type QuotaConfig struct {
+	// Redis is the client the quota takes its tokens through, a
+	// *redis.Client, *redis.ClusterClient or *redis.Ring. Required. The
+	// quota never closes it.
+	Redis redis.UniversalClient
+	// Namespace separates fleets sharing one Redis, typically the service's
+	// name. Empty means DefaultNamespace. It may not contain '{' or '}'.
+	Namespace string
+	// Name names the quota, typically after the dependency that grants it:
+	// the processes that share a quota are those with the same Namespace
+	// and Name. Required; it may not contain '{' or '}'. Refusals carry it
+	// (pipeline.StopError.Name).
+	Name string
+	// Rate is how many calls a second the whole fleet may make, together.
+	// Required: positive, finite and at most MaxQuotaRate.
+	Rate float64
+	// Burst is how many calls the whole fleet may make at once after a
+	// quiet spell. 0 means the tokens Rate earns in DefaultQuotaBurstWindow,
+	// rounded up, and at least 1; it must not be negative.
+	Burst int
+	// Lease is how many tokens one fetch asks Redis for: the most this
+	// process holds unused. 0 means Rate/DefaultLeaseDivisor, rounded up, at
+	// least 1 and at most Burst. It must not be negative nor above Burst.
+	Lease int
+	// Processes is how many processes share the quota, used only while
+	// Redis cannot be reached: each process then admits Rate/Processes
+	// calls a second, with a burst of Burst/Processes (at least 1), on its
+	// own. Required: at least 1. Overstate it rather than understate it.
+	Processes int
+	// Timeout bounds each fetch from Redis. 0 means DefaultQuotaTimeout.
+	// A degraded quota tries Redis again every ProbeTimeouts × Timeout.
+	Timeout time.Duration
+	// Clock paces the quota's background fetches and times the local
+	// share while Redis is down. Nil means real time. The fleet's tokens
+	// are timed by Redis's own clock (TIME), so processes need not agree.
+	Clock clockwork.Clock
+	// OnEvent receives the quota's Degraded and Recovered events with the
+	// Source {Stage: "quota", Name: Name} and context.Background(), on the
+	// quota's goroutine or, for the first fetch, on the goroutine calling
+	// NewQuota. It must not call Close.
+	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
+}
+
+// Validate reports every impossible value in c, each naming its field and
+// value, joined into one error; it returns nil for a usable QuotaConfig.
+func (c QuotaConfig) Validate() error {
+	_, err := c.settings()
+	return err
+}
+
+// quotaSettings is a validated QuotaConfig with its defaults applied.
+type quotaSettings struct {
+	redis     redis.UniversalClient
+	namespace string
+	name      string
+	rate      float64
+	burst     int64
+	lease     int64
+	processes int
+	timeout   time.Duration
+	clock     clockwork.Clock
+	onEvent   func(context.Context, pipeline.Source, pipeline.Event)
+}
+
+func (c QuotaConfig) settings() (quotaSettings, error) {
+	var p []error
+	add := func(format string, args ...any) {
+		p = append(p, fmt.Errorf("fleet: QuotaConfig."+format, args...))
+	}
+	s := quotaSettings{redis: c.Redis, namespace: c.Namespace, name: c.Name, rate: c.Rate,
+		burst: int64(c.Burst), lease: int64(c.Lease), processes: c.Processes, timeout: c.Timeout,
+		clock: c.Clock, onEvent: c.OnEvent}
+	if c.Redis == nil {
+		add("Redis is required, got nil")
+	}
+	if s.namespace == "" {
+		s.namespace = DefaultNamespace
+	} else if strings.ContainsAny(s.namespace, "{}") {
+		add("Namespace must not contain '{' or '}' (they would break the key's hash tag), got %q", s.namespace)
+	}
+	switch {
+	case s.name == "":
+		add("Name is required (it is what the fleet's processes share), got \"\"")
+	case strings.ContainsAny(s.name, "{}"):
+		add("Name must not contain '{' or '}' (they would break the key's hash tag), got %q", s.name)
+	}
+	rateOK := !math.IsNaN(s.rate) && s.rate > 0 && s.rate <= MaxQuotaRate
+	if !rateOK {
+		add("Rate must be positive and at most %g calls a second, got %v", float64(MaxQuotaRate), s.rate)
+	}
+	switch {
+	case s.burst < 0:
+		add("Burst must not be negative (0 means the tokens of %v), got %d", DefaultQuotaBurstWindow, s.burst)
+	case s.burst == 0 && rateOK:
+		s.burst = max(1, int64(math.Ceil(s.rate*DefaultQuotaBurstWindow.Seconds())))
+	case s.burst > 1<<40:
+		add("Burst must be at most %d, got %d", int64(1<<40), s.burst)
+	}
+	switch {
+	case s.lease < 0:
+		add("Lease must not be negative (0 means Rate/%d), got %d", DefaultLeaseDivisor, s.lease)
+	case s.lease == 0 && rateOK && s.burst > 0:
+		s.lease = min(s.burst, max(1, int64(math.Ceil(s.rate/DefaultLeaseDivisor))))
+	case s.burst > 0 && s.lease > s.burst:
+		add("Lease must be at most Burst (a fetch can never get more), got Lease %d with Burst %d", s.lease, s.burst)
+	}
+	if s.processes < 1 {
+		add("Processes must be at least 1 (each process admits Rate/Processes while Redis is down), got %d", s.processes)
+	}
+	switch {
+	case s.timeout < 0:
+		add("Timeout must not be negative (0 means the default %v), got %v", DefaultQuotaTimeout, s.timeout)
+	case s.timeout == 0:
+		s.timeout = DefaultQuotaTimeout
+	case s.timeout > MaxDuration/ProbeTimeouts:
+		add("Timeout must be at most %v, got %v", MaxDuration/ProbeTimeouts, s.timeout)
+	}
+	if s.clock == nil {
+		s.clock = clockwork.NewRealClock()
+	}
+	return s, errors.Join(p...)
+}
+
+// interval is the time the fleet takes to earn one token, in microseconds.
+func (s *quotaSettings) interval() float64 { return 1e6 / s.rate }
+
+// low is the lease left that starts the next fetch: half of it, so that a
+// process spending its share steadily fetches before it runs dry.
+func (s *quotaSettings) low() int64 { return s.lease / 2 }
+
+// quotaKey is the one key of a quota, a hash tag of its own, so any Redis
+// Cluster node can hold it.
+func quotaKey(namespace, name string) string {
+	return "pipeline:quota:{" + namespace + ":" + name + "}"
+}

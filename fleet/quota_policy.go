@@ -1,0 +1,64 @@
+package fleet
+
+import (
+	"context"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// QuotaPolicy is the pipeline stage that takes a token from a [Quota] for
+// every call or attempt that passes through it. Build one with [QuotaGuard].
+// It is immutable and safe for concurrent use.
+type QuotaPolicy[T any] struct {
+	q *Quota
+}
+
+// QuotaGuard returns a stage that takes a token from q for everything that
+// passes through it: placed inside a retry stage it limits attempts, outside
+// it whole calls. QuotaGuard panics if q is nil.
+func QuotaGuard[T any](q *Quota) *QuotaPolicy[T] {
+	if q == nil {
+		panic("fleet: QuotaGuard: quota is nil (did you ignore the error from fleet.NewQuota?)")
+	}
+	return &QuotaPolicy[T]{q: q}
+}
+
+// Stage says that p is a quota stage, named after its quota.
+func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
+
+// Execute runs the rest of the pipeline if the quota admits it. In order:
+//
+//   - A ctx already done takes no token: Execute returns
+//     pipeline.Interrupted (Canceled or Deadline) at once.
+//   - The quota admits the call ([Quota.Allow]): the rest runs at once.
+//     This never waits on Redis and costs no allocation.
+//   - Otherwise the call is refused at once: a *pipeline.StopError of Stage
+//     "quota" and Reason pipeline.RateLimited whose RetryAfter is the wait
+//     Allow reported, rounded up to the millisecond, with a self-imposed
+//     Throttled verdict carrying the same hint, so that no breaker counts
+//     it and no retry budget pays for it. Refusals with the same hint share
+//     one StopError: treat it as read-only.
+//
+// Every stop emits pipeline.Stopped.
+func (p *QuotaPolicy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+	if ctx.Err() != nil {
+		err := pipeline.Interrupted(ctx, p.Stage())
+		if next.Observed() {
+			next.Emit(ctx, pipeline.Stopped{Err: err})
+		}
+		return pipeline.Result[T]{Err: err, Verdict: outcome.Verdict{Kind: outcome.Permanent, Canceled: true}}
+	}
+	wait, ok := p.q.Allow()
+	if !ok {
+		err := p.q.refusal(wait)
+		if next.Observed() {
+			next.Emit(ctx, pipeline.Stopped{Err: err})
+		}
+		return pipeline.Result[T]{
+			Err:     err,
+			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(err.RetryAfter),
+		}
+	}
+	return next.Run(ctx)
+}

@@ -1,0 +1,56 @@
+package fleet
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The script's arithmetic, on times passed directly: a bucket of 10 tokens
+// earning one every millisecond.
+func TestTakeScript(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
+	defer rdb.Close()
+	ctx := context.Background()
+	key := quotaKey(namespace(t), "partner")
+	const t0 = int64(1_764_586_800_000_000) // µs
+	const interval, burst = 1000.0, 10
+	steps := []struct {
+		at            int64 // µs after t0
+		want, granted int64
+		wait          time.Duration
+	}{
+		{0, 4, 4, 0},                              // a full bucket: 6 left
+		{0, 10, 6, time.Millisecond},              // the rest; the next token in 1 ms
+		{0, 1, 0, time.Millisecond},               // empty
+		{2500, 5, 2, 500 * time.Microsecond},      // 2.5 ms earn 2 tokens and half a third
+		{3000, 1, 1, time.Millisecond},            // the third
+		{3000, 0, 0, time.Millisecond},            // asking for none takes none
+		{1_000_000_000, 20, 10, time.Millisecond}, // after a long quiet spell: the burst, no more
+		{1_000_000_000, 1, 0, time.Millisecond},   // and nothing else
+		{1_000_004_999, 9, 4, time.Microsecond},   // 4.999 ms earn 4
+	}
+	for i, s := range steps {
+		granted, wait, err := grant(ctx, rdb, key, interval, burst, s.want, t0+s.at)
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, s.granted, granted, "step %d: granted", i)
+		assert.Equal(t, s.wait, wait, "step %d: wait", i)
+	}
+	// The key expires when its tat passes: 10 intervals after the last
+	// grant's now at most, plus a millisecond. (The script was fed times
+	// from the past, so only the bound is checked.)
+	ttl, err := rdb.PTTL(ctx, key).Result()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, ttl, 11*time.Millisecond)
+
+	// With now 0, the script reads Redis's clock: a fresh key grants the
+	// burst.
+	fresh := quotaKey(namespace(t), "partner")
+	granted, _, err := grant(ctx, rdb, fresh, interval, burst, 50, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(burst), granted)
+}

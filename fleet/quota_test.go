@@ -1,0 +1,272 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
+)
+
+// quotaEvents keeps a quota's events.
+type quotaEvents struct {
+	mu     sync.Mutex
+	events []pipeline.Event
+}
+
+func (r *quotaEvents) hook(_ context.Context, src pipeline.Source, e pipeline.Event) {
+	if src.Stage != QuotaKind || src.Name != "partner" {
+		panic("quota event from source " + src.Stage + " " + src.Name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *quotaEvents) count(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e.Name() == name {
+			n++
+		}
+	}
+	return n
+}
+
+// client is one process of a fleet sharing a quota: its own Redis client
+// and Quota, both closed at the end of the test.
+type client struct {
+	rdb    *redis.Client
+	q      *Quota
+	events *quotaEvents
+}
+
+func newClient(t testing.TB, addr string, cfg QuotaConfig) *client {
+	t.Helper()
+	c := &client{events: &quotaEvents{}}
+	c.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1,
+		DialTimeout: 50 * time.Millisecond, ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond})
+	cfg.Redis, cfg.Name, cfg.OnEvent = c.rdb, "partner", c.events.hook
+	q, err := NewQuota(cfg)
+	require.NoError(t, err)
+	c.q = q
+	t.Cleanup(func() {
+		c.q.Close()
+		_ = c.rdb.Close()
+	})
+	return c
+}
+
+// hammer calls Allow from workers goroutines until d has passed, pausing a
+// little after each refusal, and returns the calls admitted and the time
+// from its start to its last worker's end.
+func hammer(q *Quota, workers int, d time.Duration) (admitted int64, took time.Duration) {
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				if _, ok := q.Allow(); ok {
+					n.Add(1)
+				} else {
+					time.Sleep(50 * time.Microsecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return n.Load(), time.Since(start)
+}
+
+// Eight processes, each with its own Redis client and Quota, spend a shared
+// quota of 2,000 calls a second as fast as they can for two seconds: the
+// fleet admits no more than the stated bound, and nearly all of the rate.
+func TestQuotaFleetHammer(t *testing.T) {
+	addr := redisAddr(t)
+	ns := namespace(t)
+	const processes, rate, burst = 8, 2000.0, 100
+	start := time.Now() // the first lease is taken by NewQuota
+	cs := make([]*client, processes)
+	for i := range cs {
+		cs[i] = newClient(t, addr, QuotaConfig{Namespace: ns, Rate: rate, Burst: burst, Processes: processes})
+	}
+	lease := int64(cs[0].q.Lease())
+	require.Equal(t, int64(20), lease)
+
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Go(func() {
+			n, _ := hammer(c.q, 4, 2*time.Second)
+			total.Add(n)
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+
+	bound := rate*elapsed + burst + processes*float64(lease)
+	t.Logf("admitted %d in %.3fs: %.0f/s; bound %.0f", total.Load(), elapsed, float64(total.Load())/elapsed, bound)
+	assert.LessOrEqual(t, float64(total.Load()), bound, "Rate × t + Burst + processes × Lease")
+	assert.GreaterOrEqual(t, float64(total.Load()), 0.8*rate*elapsed, "the quota is used")
+	for _, c := range cs {
+		assert.False(t, c.q.Degraded())
+		assert.Zero(t, c.events.count("fleet.degraded"))
+	}
+}
+
+// The stage refuses with a quota StopError and a self-imposed Throttled
+// verdict carrying the hint, and runs nothing.
+func TestQuotaGuard(t *testing.T) {
+	c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1, Burst: 1, Processes: 1})
+	g := QuotaGuard[string](c.q)
+	assert.Equal(t, pipeline.StageInfo{Kind: "quota", Name: "partner"}, g.Stage())
+	var _ pipeline.Policy[string] = g
+
+	pl := pipeline.New(g)
+	ran := 0
+	fn := func(context.Context) (string, error) { ran++; return "ok", nil }
+	v, err := pl.Execute(context.Background(), fn)
+	require.NoError(t, err)
+	assert.Equal(t, "ok", v)
+
+	_, err = pl.Execute(context.Background(), fn)
+	stop, ok := errors.AsType[*pipeline.StopError](err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, "quota", stop.Stage)
+	assert.Equal(t, "partner", stop.Name)
+	assert.Equal(t, pipeline.RateLimited, stop.Reason)
+	assert.ErrorIs(t, err, pipeline.ErrRateLimited)
+	assert.Greater(t, stop.RetryAfter, 900*time.Millisecond)
+	assert.LessOrEqual(t, stop.RetryAfter, time.Second)
+	assert.Equal(t, 1, ran)
+
+	// The verdict, as a stage outside sees it.
+	var verdict outcome.Verdict
+	outer := pipeline.PolicyFunc[string](func(ctx context.Context, next pipeline.Next[string]) pipeline.Result[string] {
+		res := next.Run(ctx)
+		verdict = res.Verdict
+		return res
+	})
+	_, err = pipeline.New(outer, g).Execute(context.Background(), fn)
+	require.Error(t, err)
+	assert.Equal(t, outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(stop.RetryAfter), verdict)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = pl.Execute(ctx, fn)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, ran)
+}
+
+// With Redis slow, then gone, nothing waits on it: calls are decided from
+// the local share (Rate/Processes), Degraded is raised once; once Redis is
+// back, Recovered, and the fleet's quota applies again.
+func TestQuotaRedisDown(t *testing.T) {
+	srv := startServer(t)
+	ns := namespace(t)
+	const rate, burst, processes = 400.0, 20, 2
+	cfg := QuotaConfig{Namespace: ns, Rate: rate, Burst: burst, Processes: processes, Timeout: 100 * time.Millisecond}
+	a := newClient(t, srv.addr(), cfg)
+	b := newClient(t, srv.addr(), cfg)
+	lease := float64(a.q.Lease())
+	n, _ := hammer(a.q, 2, 200*time.Millisecond)
+	require.Positive(t, n)
+
+	// Slow: Redis stops answering. Fetches time out; no call waits for one.
+	admin := redis.NewClient(&redis.Options{Addr: srv.addr()})
+	defer admin.Close()
+	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "500", "ALL").Err())
+	var slowest time.Duration
+	var admitted int
+	for end := time.Now().Add(wait); time.Now().Before(end) && (!a.q.Degraded() || admitted < 10); {
+		begin := time.Now()
+		_, ok := a.q.Allow()
+		slowest = max(slowest, time.Since(begin))
+		if ok {
+			admitted++
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	require.True(t, a.q.Degraded())
+	assert.GreaterOrEqual(t, admitted, 10)
+	assert.Less(t, slowest, cfg.Timeout/2, "a call never waits for a fetch (%v)", slowest)
+	assert.Equal(t, 1, a.events.count("fleet.degraded"))
+
+	// Gone.
+	srv.stop()
+	n, took := hammer(b.q, 2, 300*time.Millisecond)
+	assert.True(t, b.q.Degraded())
+	assert.Equal(t, 1, b.events.count("fleet.degraded"), "once per outage")
+	assert.Positive(t, n, "calls are decided from the local share")
+	assert.LessOrEqual(t, float64(n), rate/processes*took.Seconds()+burst/processes+lease,
+		"the local share: Rate/Processes × t + Burst/Processes + the lease held")
+	n, took = hammer(a.q, 2, 300*time.Millisecond)
+	assert.Positive(t, n)
+	assert.LessOrEqual(t, float64(n), rate/processes*took.Seconds()+burst/processes+lease)
+	assert.Equal(t, 1, a.events.count("fleet.degraded"), "once per outage")
+
+	// Back (empty, as a restart without persistence leaves it).
+	srv.start()
+	for _, c := range []*client{a, b} {
+		require.Eventually(t, func() bool {
+			c.q.Allow() // the lease is low: each call asks for a fetch
+			return c.events.count("fleet.recovered") == 1
+		}, wait, tick)
+		assert.False(t, c.q.Degraded())
+	}
+	// One process alone now gets the fleet's rate, twice its local share,
+	// and no more than the bound.
+	n, took = hammer(a.q, 2, time.Second)
+	t.Logf("after recovery: %d in %v", n, took)
+	assert.LessOrEqual(t, float64(n), rate*took.Seconds()+burst+processes*lease)
+	assert.Greater(t, float64(n), rate/processes*took.Seconds()+burst/processes+lease, "more than the local share")
+}
+
+// A quota whose Redis never answered starts degraded, on its local share,
+// and Close returns.
+func TestQuotaStartsDegraded(t *testing.T) {
+	c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 10, Burst: 4, Processes: 2, Timeout: 20 * time.Millisecond})
+	assert.True(t, c.q.Degraded())
+	assert.Equal(t, 1, c.events.count("fleet.degraded"))
+	for range 2 {
+		_, ok := c.q.Allow()
+		assert.True(t, ok, "the local share's burst: Burst/Processes")
+	}
+	wait, ok := c.q.Allow()
+	assert.False(t, ok)
+	assert.Positive(t, wait)
+	c.q.Close()
+	c.q.Close()
+}
+
+// A process holds at most a lease: NewQuota fetches one, the first half is
+// spent without a fetch, and spending past half tops it up again.
+func TestQuotaLeaseTopsUp(t *testing.T) {
+	c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 1000, Lease: 10, Processes: 1})
+	require.Equal(t, int64(10), c.q.tokens.Load())
+	require.Equal(t, int64(1), c.q.fetches.Load())
+	for range 4 {
+		_, ok := c.q.Allow()
+		require.True(t, ok)
+	}
+	// Above half: no fetch is asked for. (The loop would run it at once.)
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, int64(1), c.q.fetches.Load())
+	assert.Equal(t, int64(6), c.q.tokens.Load())
+	_, ok := c.q.Allow()
+	require.True(t, ok)
+	require.Eventually(t, func() bool { return c.q.tokens.Load() == 10 }, wait, tick, "topped up to the lease")
+	assert.Equal(t, int64(2), c.q.fetches.Load())
+}
