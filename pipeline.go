@@ -52,8 +52,9 @@ type Options[T any] struct {
 	// OnEvent receives every event the pipeline's stages emit, with the
 	// context of the call or attempt it concerns (for a trace's span or a
 	// log's correlation; it may be done already) and its [Source], on the
-	// goroutine that emitted it, never while a stage holds a lock. It may be called concurrently and must be safe for that. Nil means
-	// no hook; events are then not even built.
+	// goroutine that emitted it, never while a stage holds a lock. It may be
+	// called concurrently and must be safe for that. Nil means no hook;
+	// events are then not even built.
 	OnEvent func(context.Context, Source, Event)
 	// Clock measures attempt durations and paces stages that wait, such as a
 	// retry's backoff. Nil means real time.

@@ -7,9 +7,8 @@
 // bucket's sum so that a read never sums slices and places a value by its
 // bucket's mean: a latency that holds steady reads as itself at the median (a
 // high quantile of it reads up to half a bucket above). It holds the last span
-// of samples, give or take one slice, and
-// forgets them whole slices at a time, so an idle window decays to "no samples"
-// instead of reporting a stale figure. Reading a quantile is memoized: under
+// of samples, give or take one slice, and forgets them whole slices at a time,
+// so an idle window decays to "no samples" instead of reporting a stale figure. Reading a quantile is memoized: under
 // steady traffic it is recomputed once per samples/32 new samples, and costs a
 // few comparisons otherwise. A Window takes time as an argument and has no lock,
 // so an owner with its own lock and clock reading (the circuit breaker, for its
