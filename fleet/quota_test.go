@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,8 +68,8 @@ func newClient(t testing.TB, addr string, cfg QuotaConfig) *client {
 	return c
 }
 
-// hammer calls Allow from workers goroutines until d has passed, pausing a
-// little after each refusal, and returns the calls admitted and the time
+// hammer calls Allow from workers goroutines until d has passed, yielding
+// after each refusal, and returns the calls admitted and the time
 // from its start to its last worker's end.
 func hammer(q *Quota, workers int, d time.Duration) (admitted int64, took time.Duration) {
 	var n atomic.Int64
@@ -81,7 +82,7 @@ func hammer(q *Quota, workers int, d time.Duration) (admitted int64, took time.D
 				if _, ok := q.Allow(); ok {
 					n.Add(1)
 				} else {
-					time.Sleep(50 * time.Microsecond)
+					runtime.Gosched()
 				}
 			}
 		})
@@ -190,16 +191,15 @@ func TestQuotaRedisDown(t *testing.T) {
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "500", "ALL").Err())
 	var slowest time.Duration
 	var admitted int
-	for end := time.Now().Add(wait); time.Now().Before(end) && (!a.q.Degraded() || admitted < 10); {
+	require.Eventually(t, func() bool { // calls go on while the fetches time out
 		begin := time.Now()
 		_, ok := a.q.Allow()
 		slowest = max(slowest, time.Since(begin))
 		if ok {
 			admitted++
 		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	require.True(t, a.q.Degraded())
+		return a.q.Degraded() && admitted >= 10
+	}, wait, 100*time.Microsecond)
 	assert.GreaterOrEqual(t, admitted, 10)
 	assert.Less(t, slowest, cfg.Timeout/2, "a call never waits for a fetch (%v)", slowest)
 	assert.Equal(t, 1, a.events.count("fleet.degraded"))
@@ -261,8 +261,8 @@ func TestQuotaLeaseTopsUp(t *testing.T) {
 		_, ok := c.q.Allow()
 		require.True(t, ok)
 	}
-	// Above half: no fetch is asked for. (The loop would run it at once.)
-	time.Sleep(20 * time.Millisecond)
+	// Above half: no fetch is asked for.
+	assert.Empty(t, c.q.kick, "no fetch requested")
 	assert.Equal(t, int64(1), c.q.fetches.Load())
 	assert.Equal(t, int64(6), c.q.tokens.Load())
 	_, ok := c.q.Allow()
