@@ -91,6 +91,26 @@ func (n Next[T]) Emit(ctx context.Context, e Event) {
 	}
 }
 
+// Refuse is what a stage returns when it stops a call before anything inside
+// it ran: a refusal of its own (an open breaker, a limit reached) or a wait it
+// gave up because ctx ended. It reports err as a [Stopped] event and returns
+// err with the verdict that keeps the other stages honest: for a Canceled or
+// Deadline stop, a Permanent one marked Canceled (the caller's doing, or the
+// call's deadline, never the dependency's); for any other, a self-imposed
+// Throttled one carrying err's RetryAfter, which no breaker counts as the
+// dependency's failure, no budget pays a retry for, and a retry stage outside
+// passes on rather than retry.
+func (n Next[T]) Refuse(ctx context.Context, err *StopError) Result[T] {
+	if n.p.onEvent != nil {
+		n.Emit(ctx, Stopped{Err: err})
+	}
+	v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(err.RetryAfter)
+	if err.Reason == Canceled || err.Reason == Deadline {
+		v = outcome.Verdict{Kind: outcome.Permanent, Canceled: true}
+	}
+	return Result[T]{Err: err, Verdict: v}
+}
+
 // Source is the [Source] of the stage n was handed to: the labels its events
 // carry.
 func (n Next[T]) Source() Source {

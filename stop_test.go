@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/outcome"
 )
 
 func TestStopErrorMatchesItsReason(t *testing.T) {
@@ -92,4 +93,28 @@ func TestErrorsIsOnAStopErrorAllocatesNothing(t *testing.T) {
 		_ = errors.Is(err, target)
 		_ = errors.Is(err, pipeline.ErrDependencyUnavailable)
 	}))
+}
+
+// Refuse reports the stop and returns it with the verdict a refusal needs:
+// self-imposed Throttled with the hint, or, for a wait the caller's context
+// ended, Permanent and Canceled.
+func TestRefuse(t *testing.T) {
+	var stopped []*pipeline.StopError
+	refusal := &pipeline.StopError{Stage: "limit", Reason: pipeline.RateLimited, RetryAfter: 250 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var results []pipeline.Result[int]
+	p := pipeline.New[int](pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+		results = append(results, next.Refuse(ctx, refusal), next.Refuse(ctx, pipeline.Interrupted(ctx, pipeline.StageInfo{Kind: "limit"})))
+		return results[0]
+	})).With(pipeline.Options[int]{OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
+		stopped = append(stopped, e.(pipeline.Stopped).Err)
+	}})
+	_, err := p.Execute(ctx, func(context.Context) (int, error) { return 1, nil })
+	assert.Same(t, refusal, err)
+	require.Len(t, results, 2)
+	assert.Equal(t, outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(250*time.Millisecond), results[0].Verdict)
+	assert.Equal(t, outcome.Verdict{Kind: outcome.Permanent, Canceled: true}, results[1].Verdict)
+	assert.Equal(t, pipeline.Canceled, results[1].Err.(*pipeline.StopError).Reason)
+	assert.Len(t, stopped, 2)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/outcome"
 )
 
 // QuotaPolicy is the pipeline stage that takes a token from a [Quota] for
@@ -43,22 +42,11 @@ func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
 // Every stop emits pipeline.Stopped.
 func (p *QuotaPolicy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	if ctx.Err() != nil {
-		err := pipeline.Interrupted(ctx, p.Stage())
-		if next.Observed() {
-			next.Emit(ctx, pipeline.Stopped{Err: err})
-		}
-		return pipeline.Result[T]{Err: err, Verdict: outcome.Verdict{Kind: outcome.Permanent, Canceled: true}}
+		return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 	}
 	wait, ok := p.q.Allow()
 	if !ok {
-		err := p.q.refusal(wait)
-		if next.Observed() {
-			next.Emit(ctx, pipeline.Stopped{Err: err})
-		}
-		return pipeline.Result[T]{
-			Err:     err,
-			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(err.RetryAfter),
-		}
+		return next.Refuse(ctx, p.q.refusal(wait))
 	}
 	return next.Run(ctx)
 }

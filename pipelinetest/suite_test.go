@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 )
 
@@ -66,10 +65,7 @@ func (b *bulkhead) Execute(ctx context.Context, next pipeline.Next[int]) pipelin
 	select {
 	case b.slots <- struct{}{}:
 	case <-ctx.Done():
-		return pipeline.Result[int]{
-			Err:     pipeline.Interrupted(ctx, pipeline.StageInfo{Kind: "bulkhead"}),
-			Verdict: outcome.Verdict{Kind: outcome.Permanent, Canceled: true},
-		}
+		return next.Refuse(ctx, pipeline.Interrupted(ctx, pipeline.StageInfo{Kind: "bulkhead"}))
 	}
 	defer func() { <-b.slots }()
 	return next.Run(ctx)

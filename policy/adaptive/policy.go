@@ -52,11 +52,11 @@ func (p *Policy[T]) Stage() pipeline.StageInfo { return p.l.Stage() }
 // A panic inside gives the slot back, and teaches nothing.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	if ctx.Err() != nil {
-		return p.stop(ctx, next, pipeline.Interrupted(ctx, p.Stage()))
+		return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 	}
 	t, waited, err := p.l.acquire(ctx)
 	if err != nil {
-		return p.stop(ctx, next, err.(*pipeline.StopError))
+		return next.Refuse(ctx, err.(*pipeline.StopError))
 	}
 	if waited >= 0 && next.Observed() {
 		next.Emit(ctx, Waited{Wait: waited, Queued: p.l.Queued(), Limit: p.l.Limit()})
@@ -80,15 +80,3 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	return next.Hold(r, sync.OnceFunc(p.l.slots.Release))
 }
 
-// stop returns the result of a call the limiter refused or whose ctx ended
-// before it had a slot, and reports it.
-func (p *Policy[T]) stop(ctx context.Context, next pipeline.Next[T], err *pipeline.StopError) pipeline.Result[T] {
-	if next.Observed() {
-		next.Emit(ctx, pipeline.Stopped{Err: err})
-	}
-	v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(err.RetryAfter)
-	if err.Reason == pipeline.Canceled || err.Reason == pipeline.Deadline {
-		v = outcome.Verdict{Kind: outcome.Permanent, Canceled: true}
-	}
-	return pipeline.Result[T]{Err: err, Verdict: v}
-}

@@ -54,14 +54,7 @@ func (p *Policy[T]) Stage() pipeline.StageInfo {
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	t, retryAfter, ok := p.b.admit()
 	if !ok {
-		err := p.b.sharedRefusal(retryAfter)
-		if next.Observed() {
-			next.Emit(ctx, pipeline.Stopped{Err: err})
-		}
-		return pipeline.Result[T]{
-			Err:     err,
-			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(retryAfter),
-		}
+		return next.Refuse(ctx, p.b.sharedRefusal(retryAfter))
 	}
 	defer p.b.doneIfUnwinding(&t)
 	r := next.Run(ctx)

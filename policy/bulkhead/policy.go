@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/outcome"
 )
 
 // Policy is the pipeline stage that runs everything inside it in a slot of a
@@ -51,11 +50,11 @@ func (p *Policy[T]) Stage() pipeline.StageInfo { return p.b.Stage() }
 // slot back as it unwinds.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	if ctx.Err() != nil {
-		return p.stop(ctx, next, pipeline.Interrupted(ctx, p.Stage()))
+		return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 	}
 	_, waited, err := p.b.acquire(ctx)
 	if err != nil {
-		return p.stop(ctx, next, err.(*pipeline.StopError))
+		return next.Refuse(ctx, err.(*pipeline.StopError))
 	}
 	if waited >= 0 && next.Observed() {
 		next.Emit(ctx, Waited{Wait: waited})
@@ -76,15 +75,3 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	return next.Hold(r, release)
 }
 
-// stop returns the result of a call the bulkhead refused or whose ctx ended
-// before it had a slot, and reports it.
-func (p *Policy[T]) stop(ctx context.Context, next pipeline.Next[T], err *pipeline.StopError) pipeline.Result[T] {
-	if next.Observed() {
-		next.Emit(ctx, pipeline.Stopped{Err: err})
-	}
-	v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}
-	if err != p.b.refused {
-		v = outcome.Verdict{Kind: outcome.Permanent, Canceled: true}
-	}
-	return pipeline.Result[T]{Err: err, Verdict: v}
-}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/outcome"
 )
 
 // Policy is the pipeline stage that takes a token from a [Limiter] for every
@@ -59,14 +58,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	}
 	wait, res, ok := p.l.reserve(limit)
 	if !ok {
-		err := p.l.sharedRefusal(wait)
-		if next.Observed() {
-			next.Emit(ctx, pipeline.Stopped{Err: err})
-		}
-		return pipeline.Result[T]{
-			Err:     err,
-			Verdict: outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(wait),
-		}
+		return next.Refuse(ctx, p.l.sharedRefusal(wait))
 	}
 	if wait > 0 {
 		if !p.sleep(ctx, wait) {
@@ -103,9 +95,5 @@ func (p *Policy[T]) sleep(ctx context.Context, d time.Duration) bool {
 
 // interrupted stops a call whose ctx is done before it got its token.
 func (p *Policy[T]) interrupted(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	err := pipeline.Interrupted(ctx, p.Stage())
-	if next.Observed() {
-		next.Emit(ctx, pipeline.Stopped{Err: err})
-	}
-	return pipeline.Result[T]{Err: err, Verdict: outcome.Verdict{Kind: outcome.Permanent, Canceled: true}}
+	return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 }
