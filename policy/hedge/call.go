@@ -6,41 +6,42 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
 // call is one hedged attempt: its first copy, run on the caller's goroutine, and
-// the hedges a timer sends, each on the timer's goroutine. Calls are pooled per
-// stage. The caller owns its call: before it returns the call to the pool it
-// waits until every copy has finished and no timer callback is due, so nothing
-// touches a call once it is back in the pool. A call holds no channel, so that it
-// can serve callers in different testing/synctest bubbles.
+// the hedges the stage's schedule sends, each on a goroutine of its own. Calls
+// are pooled per stage. The caller owns its call: before it returns the call to
+// the pool it waits until every copy has finished and no hedge is due, so
+// nothing touches a call once it is back in the pool. A call holds no channel,
+// so that it can serve callers in different testing/synctest bubbles.
 type call[T any] struct {
-	p    *Policy[T]
-	fire func() // c.launch, bound once so that arming the timer allocates no closure
+	p  *Policy[T]
+	at callctx.Entry // its place on the stage's schedule, when a hedge is due
 
 	// mu guards every field below; cond is signalled when a copy finishes or a
-	// timer callback ends. Nothing holds mu while the caller's code runs.
+	// due hedge has been dealt with. Nothing holds mu while the caller's code
+	// runs.
 	mu      sync.Mutex
 	cond    sync.Cond
 	ctx     context.Context // the caller's; every copy's context derives from it
 	next    pipeline.Next[T]
 	delay   time.Duration
-	timer   timer
 	copies  []hedgeCopy[T]
 	running int  // copies started and not finished
-	pending int  // timer callbacks due that have not run (0 or 1)
+	pending int  // hedges scheduled or due that Due has not dealt with (0 or 1)
 	winner  int  // index of the winning copy, or -1
 	last    int  // index of the copy that finished last
 	closed  bool // the caller has stopped waiting: no more hedges
-	// hookPanic is a panic of the event hook on a timer's goroutine, raised
-	// again on the caller's.
+	// hookPanic is a panic of the event hook on the schedule's goroutine or a
+	// hedge's, raised again on the caller's.
 	hookPanic *pipeline.PanicError
 }
 
 // hedgeCopy is one copy of the attempt.
 type hedgeCopy[T any] struct {
-	ctx      *copyContext
+	ctx      *callctx.Ctx
 	start    time.Duration // on the estimator's clock
 	result   pipeline.Result[T]
 	panicked *pipeline.PanicError
@@ -50,7 +51,6 @@ type hedgeCopy[T any] struct {
 
 func newCall[T any](p *Policy[T]) *call[T] {
 	c := &call[T]{p: p}
-	c.fire = c.launch
 	c.cond.L = &c.mu
 	return c
 }
@@ -59,12 +59,13 @@ func newCall[T any](p *Policy[T]) *call[T] {
 // started, on the estimator's clock.
 func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, delay time.Duration) pipeline.Result[T] {
 	c := p.calls.Get().(*call[T])
-	first := newCopyContext(ctx, 0)
+	first := callctx.WithCancel(ctx, copyKey{}, 0)
 	c.mu.Lock()
 	c.ctx, c.next, c.delay = ctx, next, delay
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: first, start: start})
 	c.running, c.pending, c.winner = 1, 1, -1
-	c.timer = p.after(delay, c.fire)
+	now := p.sched.Now()
+	p.sched.Add(&c.at, c, now, now.Add(delay))
 	c.mu.Unlock()
 
 	returned := false
@@ -90,7 +91,7 @@ func (c *call[T]) finish(r pipeline.Result[T], keep bool) pipeline.Result[T] {
 		c.cond.Wait()
 	}
 	c.closed = true
-	if c.pending > 0 && c.timer.Stop() {
+	if c.pending > 0 && c.p.sched.Remove(&c.at) {
 		c.pending--
 	}
 	c.cancelRunning()
@@ -138,16 +139,16 @@ func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicEr
 func (c *call[T]) cancelRunning() {
 	for i := range c.copies {
 		if !c.copies[i].done {
-			c.copies[i].ctx.cancel()
+			c.copies[i].ctx.Cancel()
 		}
 	}
 }
 
-// launch is the timer's callback: it sends the next hedge, if one may still be
-// sent, and runs it on the timer's goroutine. The callback counts as pending
-// until it has done with c, event included, so that the caller does not return
-// c to the pool under it.
-func (c *call[T]) launch() {
+// Due is called by the stage's schedule when a hedge is due: it sends the
+// hedge, if one may still be sent, on a goroutine of its own. The hedge counts
+// as pending until Due has done with c, event included, so that the caller
+// does not return c to the pool under it.
+func (c *call[T]) Due() {
 	c.mu.Lock()
 	if c.closed || c.winner >= 0 {
 		c.pending--
@@ -161,19 +162,20 @@ func (c *call[T]) launch() {
 		c.skipped(c.ctx, next, why)
 		return
 	}
-	ctx := newCopyContext(c.ctx, k)
+	ctx := callctx.WithCancel(c.ctx, copyKey{}, k)
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: ctx, start: c.p.est.Now()})
 	c.running++
 	c.pending--
 	if k+1 < c.p.maxAttempts {
 		c.pending++
-		c.timer.Reset(delay)
+		now := c.p.sched.Now()
+		c.p.sched.Add(&c.at, c, now, now.Add(delay))
 	}
 	c.mu.Unlock()
-	c.run(k, next, ctx, delay)
+	go c.run(k, next, ctx, delay)
 }
 
-// skipped ends a callback whose hedge was not sent, reporting why. A panic
+// skipped ends a due hedge that was not sent, reporting why. A panic
 // (or runtime.Goexit) of the event hook is kept for the caller to raise.
 func (c *call[T]) skipped(ctx context.Context, next pipeline.Next[T], why string) {
 	returned := false
@@ -262,18 +264,18 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 					panicked = p
 				}
 			}
-			cp.ctx.cancel()
+			cp.ctx.Cancel()
 		}
 	}
 	clear(c.copies)
 	c.copies = c.copies[:0]
-	c.ctx, c.next, c.timer, c.closed, c.hookPanic = nil, pipeline.Next[T]{}, nil, false, nil
+	c.ctx, c.next, c.closed, c.hookPanic = nil, pipeline.Next[T]{}, false, nil
 	c.p.calls.Put(c)
 	if !keep {
 		return r
 	}
 	if panicked != nil { // nothing is returned: the kept copy goes too
-		end.cancel()
+		end.Cancel()
 		next.Discard(r)
 		panic(panicked)
 	}
@@ -281,20 +283,20 @@ func (c *call[T]) collect(keep bool) pipeline.Result[T] {
 		emitWon(ctx, next, won, r, end)
 	}
 	if !next.Holds() {
-		end.cancel()
+		end.Cancel()
 		return r
 	}
-	return next.Hold(r, end.cancel)
+	return next.Hold(r, end.Cancel)
 }
 
 // emitWon reports that hedge number k won, with the result r it returns. If
 // the hook panics, r is not returned: its value is released and its copy
 // cancelled before the panic goes on.
-func emitWon[T any](ctx context.Context, next pipeline.Next[T], k int, r pipeline.Result[T], end *copyContext) {
+func emitWon[T any](ctx context.Context, next pipeline.Next[T], k int, r pipeline.Result[T], end *callctx.Ctx) {
 	returned := false
 	defer func() {
 		if !returned {
-			end.cancel()
+			end.Cancel()
 			next.Discard(r)
 		}
 	}()

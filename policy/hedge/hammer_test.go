@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,15 +26,22 @@ import (
 // times, fail at random and are sometimes cancelled by their caller. Every call
 // returns with a value one of its own copies produced; every copy has returned
 // by then; every value but the one a call keeps is released exactly once; and no
-// goroutine is left.
+// goroutine is left. It runs with the stage's default clock, under which a
+// synctest bubble gives each hedge a timer of its own, and with a clockwork
+// real clock, under which the stage's one schedule times every call's hedge.
 func TestHammer(t *testing.T) {
+	t.Run("own-timers", func(t *testing.T) { hammer(t, nil) })
+	t.Run("schedule", func(t *testing.T) { hammer(t, clockwork.NewRealClock()) })
+}
+
+func hammer(t *testing.T, clock clockwork.Clock) {
 	synctest.Test(t, func(t *testing.T) {
 		br, err := breaker.New(breaker.Config{ConsecutiveFailures: 8})
 		require.NoError(t, err)
 		b, err := budget.New(budget.Config{})
 		require.NoError(t, err)
 		var released sync.Map // value -> times released
-		p := stage(t, hedge.Config{Breaker: br, Budget: b, MaxAttempts: 3})
+		p := stage(t, hedge.Config{Breaker: br, Budget: b, MaxAttempts: 3, Clock: clock})
 		pl := pipeline.New(breaker.Guard[string](br), pipeline.Policy[string](p)).With(pipeline.Options[string]{
 			Release: func(v string) {
 				n, _ := released.LoadOrStore(v, new(atomic.Int32))

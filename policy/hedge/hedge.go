@@ -6,10 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -27,8 +26,8 @@ type Policy[T any] struct {
 	breaker     *breaker.Breaker
 	budget      *budget.Budget
 	repeatable  bool
-	clock       clockwork.Clock // nil: real time, without clockwork's wrapper
-	calls       sync.Pool       // of *call[T]
+	sched       *callctx.Schedule // sends the calls' hedges when they are due, on Config.Clock
+	calls       sync.Pool         // of *call[T]
 }
 
 // New returns a hedge stage configured by cfg, or an error naming every setting
@@ -49,7 +48,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 		breaker:     cfg.Breaker,
 		budget:      cfg.Budget,
 		repeatable:  cfg.Repeatable,
-		clock:       cfg.Clock,
+		sched:       callctx.NewSchedule(cfg.Clock),
 	}
 	if p.est == nil {
 		est, err := latency.New(latency.Config{Clock: cfg.Clock})
@@ -127,18 +126,4 @@ func (p *Policy[T]) Permit() string {
 // Permanent failure that a copy of the same request would only repeat.
 func Acceptable(v outcome.Verdict) bool {
 	return v.Kind == outcome.OK || (v.Kind == outcome.Permanent && !v.Canceled && !v.SelfImposed)
-}
-
-// timer is what the stage needs of a *time.Timer or a clockwork.Timer.
-type timer interface {
-	Stop() bool
-	Reset(d time.Duration) bool
-}
-
-// after calls f on a goroutine of its own after d on the stage's clock.
-func (p *Policy[T]) after(d time.Duration, f func()) timer {
-	if p.clock == nil {
-		return time.AfterFunc(d, f)
-	}
-	return p.clock.AfterFunc(d, f)
 }

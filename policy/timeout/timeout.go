@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -15,6 +16,7 @@ type Policy[T any] struct {
 	timeout time.Duration
 	grace   time.Duration // 0 unless Config.Guard: the work is trusted
 	cause   *Error
+	expiry  *callctx.Schedule // expires the calls' contexts, with one timer for all
 }
 
 // New returns a timeout stage, or an error naming the first impossible value in
@@ -24,6 +26,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 		return nil, err
 	}
 	p := &Policy[T]{name: cfg.Name, timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}}
+	p.expiry = callctx.NewSchedule(nil)
 	if cfg.Guard {
 		p.grace = cmp.Or(cfg.Grace, DefaultGrace)
 	}
@@ -44,7 +47,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	if ctx.Err() != nil {
 		return p.stop(ctx, next, pipeline.Result[T]{})
 	}
-	inner, cancel := context.WithTimeoutCause(ctx, p.timeout, p.cause)
+	inner, cancel := p.derive(ctx)
 	held := false
 	defer func() {
 		if !held { // the work panicked
@@ -56,12 +59,21 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	return next.Hold(p.judge(ctx, inner, next, r), cancel)
 }
 
+// derive returns the context the stage passes inward, which expires after the
+// stage's timeout with p.cause. The stage's schedule expires it, with one
+// runtime timer for all the stage's calls.
+func (p *Policy[T]) derive(ctx context.Context) (*callctx.Ctx, func()) {
+	now := p.expiry.Now()
+	inner := callctx.WithDeadline(ctx, p.expiry, now, now.Add(p.timeout), p.cause)
+	return inner, inner.Cancel
+}
+
 // judge returns r as it is if it came in time, the caller's own cancellation
 // ended it, or one of our own stages refused it (a refusal is what stopped the
 // call, even if our deadline fell due as it came back); otherwise it returns r
 // as a Deadline stop of this stage.
-func (p *Policy[T]) judge(ctx, inner context.Context, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
-	if r.Err == nil || r.Verdict.SelfImposed || ctx.Err() != nil || context.Cause(inner) != p.cause {
+func (p *Policy[T]) judge(ctx context.Context, inner *callctx.Ctx, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
+	if r.Err == nil || r.Verdict.SelfImposed || ctx.Err() != nil || inner.Cause() != error(p.cause) {
 		return r
 	}
 	if next.Observed() {

@@ -1,4 +1,4 @@
-package hedge
+package callctx
 
 import (
 	"context"
@@ -15,14 +15,14 @@ type key struct{}
 
 var errParent = errors.New("parent's cause")
 
-// The copy answers every question as a context.WithCancel child of its parent
-// would, whether or not it has made that child yet.
-func TestCopyContextAnswersAsAWithCancelChild(t *testing.T) {
+// A Ctx answers every question as a context.WithCancel child of its parent
+// would, whether or not anything has waited on it.
+func TestCtxAnswersAsAWithCancelChild(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		parent, stop := context.WithTimeoutCause(context.WithValue(t.Context(), key{}, "v"), time.Second, errParent)
 		defer stop()
 
-		c := newCopyContext(parent, 0)
+		c := WithCancel(parent, nil, nil)
 		assert.NoError(t, c.Err())
 		assert.NoError(t, context.Cause(c))
 		assert.Equal(t, "v", c.Value(key{}))
@@ -31,25 +31,25 @@ func TestCopyContextAnswersAsAWithCancelChild(t *testing.T) {
 		assert.True(t, ok)
 		assert.Equal(t, want, got)
 
-		c.cancel()
+		c.Cancel()
 		assert.ErrorIs(t, c.Err(), context.Canceled)
 		assert.ErrorIs(t, context.Cause(c), context.Canceled)
 		assert.Equal(t, "v", c.Value(key{}))
 		select {
 		case <-c.Done():
 		default:
-			t.Fatal("a canceled copy's Done is not closed")
+			t.Fatal("a canceled Ctx's Done is not closed")
 		}
-		assert.NoError(t, parent.Err(), "canceling a copy leaves its parent alone")
+		assert.NoError(t, parent.Err(), "canceling a Ctx leaves its parent alone")
 	})
 }
 
-func TestCopyContextFollowsItsParent(t *testing.T) {
+func TestCtxFollowsItsParent(t *testing.T) {
 	for _, asked := range []bool{false, true} { // Done asked before the parent ends, or not
 		synctest.Test(t, func(t *testing.T) {
 			parent, stop := context.WithTimeoutCause(t.Context(), time.Second, errParent)
 			defer stop()
-			c := newCopyContext(parent, 0)
+			c := WithCancel(parent, nil, nil)
 			if asked {
 				_ = c.Done()
 			}
@@ -57,34 +57,34 @@ func TestCopyContextFollowsItsParent(t *testing.T) {
 			assert.ErrorIs(t, c.Err(), context.DeadlineExceeded)
 			assert.ErrorIs(t, context.Cause(c), errParent)
 			<-c.Done()
-			c.cancel() // too late: the parent's cause stays
+			c.Cancel() // too late: the parent's cause stays
 			assert.ErrorIs(t, context.Cause(c), errParent)
 		})
 	}
 }
 
-func TestContextsDerivedFromACopyEndWithItWithoutAGoroutine(t *testing.T) {
+func TestContextsDerivedFromACtxEndWithItWithoutAGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newCopyContext(t.Context(), 0)
+		c := WithCancel(t.Context(), nil, nil)
 		child, cancel := context.WithCancel(c)
 		defer cancel()
 		fired := make(chan struct{})
 		context.AfterFunc(c, func() { close(fired) })
 		synctest.Wait()
-		c.cancel()
+		c.Cancel()
 		<-child.Done()
 		<-fired
 		assert.ErrorIs(t, context.Cause(child), context.Canceled)
 	})
 }
 
-func TestACopyNobodyWaitsOnCostsOneAllocation(t *testing.T) {
+func TestACtxNobodyWaitsOnCostsOneAllocation(t *testing.T) {
 	parent, stop := context.WithTimeout(context.Background(), time.Hour)
 	defer stop()
 	allocs := testing.AllocsPerRun(100, func() {
-		c := newCopyContext(parent, 0)
+		c := WithCancel(parent, nil, nil)
 		_ = c.Err()
-		c.cancel()
+		c.Cancel()
 	})
-	require.Equal(t, 1.0, allocs, "the copy itself, and no WithCancel")
+	require.Equal(t, 1.0, allocs, "the Ctx itself")
 }

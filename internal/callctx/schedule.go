@@ -1,0 +1,196 @@
+package callctx
+
+import (
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Schedule calls each of its entries when it falls due, with one runtime
+// timer for all of them. A stage whose calls each need something done at a
+// time (a timeout expiring a context, a hedge sending its copy) adds an entry
+// per call as the call starts and removes it as the call ends; the calls of
+// one stage wait about as long, so entries arrive nearly in the order they
+// fall due, and the schedule keeps them in a list, the earliest first, where
+// an entry is added in a step or two from the tail.
+//
+// The timer stays armed for the earliest time it was set for even when that
+// entry leaves first: a later entry finds it armed early enough and arms
+// nothing. When it fires, it calls what is due and re-arms for the earliest
+// entry left, if any. So a stage that serves one call after another re-arms
+// the runtime timer about once per wait, not once per call: arming a runtime
+// timer per call is what makes a deadline expensive on a network call,
+// because the runtime wakes its network poller for every new earliest timer.
+//
+// Inside a testing/synctest bubble, whose clock a timer made outside it does
+// not follow, each entry gets a runtime timer of its own. A bubble's clock
+// has no monotonic reading: that is how the schedule tells.
+//
+// A Schedule is safe for concurrent use.
+type Schedule struct {
+	clock clockwork.Clock // nil: the real clock
+
+	mu         sync.Mutex // guards every field below and the entries' links
+	head, tail *Entry
+	timer      clockwork.Timer // made on first use
+	armed      time.Time       // when the timer fires; zero: idle
+}
+
+// Due is what an entry's owner does when the entry falls due: it is called on
+// the schedule's timer goroutine, with no lock held, and must not block.
+type Due interface{ Due() }
+
+// Entry is one place on a schedule. Embed it in what needs it, and add it
+// with [Schedule.Add]; it is on one schedule at a time, and its zero value is
+// off every schedule.
+type Entry struct {
+	owner      Due
+	when       time.Time
+	prev, next *Entry
+	sched      *Schedule
+	linked     bool
+	own        *time.Timer // inside a synctest bubble: the entry's own timer
+}
+
+// NewSchedule returns a schedule on clock (nil: the real clock).
+func NewSchedule(clock clockwork.Clock) *Schedule {
+	return &Schedule{clock: clock}
+}
+
+// Now is the schedule's clock's time.
+func (s *Schedule) Now() time.Time {
+	if s.clock == nil {
+		return time.Now()
+	}
+	return s.clock.Now()
+}
+
+// Add schedules e to call owner.Due at when; now is the schedule's time. An
+// entry that is still scheduled must be removed before it is added again.
+func (s *Schedule) Add(e *Entry, owner Due, now, when time.Time) {
+	e.owner, e.when = owner, when
+	s.mu.Lock()
+	e.sched, e.linked = s, true
+	if s.clock == nil && now == now.Round(0) { // inside a synctest bubble
+		e.own = time.AfterFunc(when.Sub(now), func() { s.ownFired(e) })
+		s.mu.Unlock()
+		return
+	}
+	at := s.tail // insert after the last entry due no later than e
+	for at != nil && at.when.After(when) {
+		at = at.prev
+	}
+	e.prev = at
+	if at == nil {
+		e.next, s.head = s.head, e
+	} else {
+		e.next, at.next = at.next, e
+	}
+	if e.next == nil {
+		s.tail = e
+	} else {
+		e.next.prev = e
+	}
+	if s.armed.IsZero() || when.Before(s.armed) {
+		s.arm(now, when)
+	}
+	s.mu.Unlock()
+}
+
+// arm sets the timer for when. s.mu is held.
+func (s *Schedule) arm(now, when time.Time) {
+	s.armed = when
+	switch {
+	case s.timer != nil:
+		s.timer.Reset(when.Sub(now))
+	case s.clock == nil:
+		s.timer = realTimer{time.AfterFunc(when.Sub(now), s.fire)}
+	default:
+		s.timer = s.clock.AfterFunc(when.Sub(now), s.fire)
+	}
+}
+
+// Remove takes e off its schedule, reporting whether it was still on it: if
+// not, its Due has been or is being called.
+func (s *Schedule) Remove(e *Entry) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !e.linked {
+		return false
+	}
+	e.linked = false
+	if e.own != nil {
+		e.own.Stop()
+		e.own = nil
+		return true
+	}
+	if e.prev == nil {
+		s.head = e.next
+	} else {
+		e.prev.next = e.next
+	}
+	if e.next == nil {
+		s.tail = e.prev
+	} else {
+		e.next.prev = e.prev
+	}
+	e.prev, e.next = nil, nil
+	return true
+}
+
+// ownFired calls e's owner when e's own timer fires, unless e was removed.
+func (s *Schedule) ownFired(e *Entry) {
+	s.mu.Lock()
+	if !e.linked {
+		s.mu.Unlock()
+		return
+	}
+	e.linked, e.own = false, nil
+	owner := e.owner
+	s.mu.Unlock()
+	owner.Due()
+}
+
+// fire calls every entry that is due and re-arms for the earliest one left.
+func (s *Schedule) fire() {
+	s.mu.Lock()
+	now := s.Now()
+	var due *Entry // the entries due, linked through next
+	for s.head != nil && !s.head.when.After(now) {
+		e := s.head
+		s.head = e.next
+		e.linked, e.prev, e.next = false, nil, due
+		due = e
+	}
+	if s.head == nil {
+		s.tail = nil
+		s.armed = time.Time{}
+	} else {
+		s.head.prev = nil
+		s.arm(now, s.head.when)
+	}
+	s.mu.Unlock()
+	for due != nil {
+		e := due
+		due, e.next = e.next, nil
+		e.owner.Due()
+	}
+}
+
+// Len is the number of entries on the schedule's list (entries with timers
+// of their own are not counted).
+func (s *Schedule) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for e := s.head; e != nil; e = e.next {
+		n++
+	}
+	return n
+}
+
+// realTimer is a *time.Timer as a clockwork.Timer.
+type realTimer struct{ *time.Timer }
+
+func (t realTimer) Chan() <-chan time.Time { return t.C }
