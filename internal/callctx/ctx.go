@@ -49,17 +49,32 @@ type Ctx struct {
 	watching bool  // watch has begun
 	err      error // set once, before ended
 	cause    error
-	self     bool            // ended by its own Cancel or Expire, not its parent's
-	holder   context.Context // a canceled context.WithCancelCause carrying cause, for context.Cause
-	kid      *Ctx            // the first layer of ours registered below it
-	kids     []*Ctx          // any others
-	fn       afterFunc       // the first function AfterFunc registered
-	fns      []afterFunc     // any others
+	self     bool      // ended by its own Cancel or Expire, not its parent's
+	kid      *Ctx      // the first layer of ours registered below it
+	fn       afterFunc // the first function AfterFunc registered
 	nextID   uint64
 	unwatch  func() bool // undoes the registration with a parent not ours
+	more     *more       // what few contexts need, made on first use
 
 	at     Entry // its place on the schedule that expires it, if any
 	expiry error // the cause it expires with
+}
+
+// more is what few contexts need, kept apart so that a context stays small:
+// the kids and AfterFunc functions after the first, and the holder of its
+// cause.
+type more struct {
+	holder context.Context // a canceled context.WithCancelCause carrying the cause, for context.Cause
+	kids   []*Ctx
+	fns    []afterFunc
+}
+
+// extra returns c.more, making it if need be. c.mu is held.
+func (c *Ctx) extra() *more {
+	if c.more == nil {
+		c.more = new(more)
+	}
+	return c.more
 }
 
 // afterFunc is a function registered with AfterFunc, and its number for stop.
@@ -181,12 +196,13 @@ func (c *Ctx) Value(key any) any {
 func (c *Ctx) causeHolder() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.holder == nil {
+	m := c.extra()
+	if m.holder == nil {
 		h, cancel := context.WithCancelCause(context.Background())
 		cancel(c.cause)
-		c.holder = h
+		m.holder = h
 	}
-	return c.holder
+	return m.holder
 }
 
 // String names c, for debugging.
@@ -212,7 +228,7 @@ func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	if c.fn.f == nil {
 		c.fn = afterFunc{id: id, f: f}
 	} else {
-		c.fns = append(c.fns, afterFunc{id: id, f: f})
+		c.extra().fns = append(c.extra().fns, afterFunc{id: id, f: f})
 	}
 	c.mu.Unlock()
 	return func() bool { return c.unregister(id) }
@@ -227,9 +243,12 @@ func (c *Ctx) unregister(id uint64) bool {
 		c.fn = afterFunc{}
 		return true
 	}
-	for i, a := range c.fns {
+	if c.more == nil {
+		return false
+	}
+	for i, a := range c.more.fns {
 		if a.id == id {
-			c.fns = append(c.fns[:i], c.fns[i+1:]...)
+			c.more.fns = append(c.more.fns[:i], c.more.fns[i+1:]...)
 			return true
 		}
 	}
@@ -285,7 +304,7 @@ func (c *Ctx) adopt(k *Ctx) {
 	if c.kid == nil {
 		c.kid = k
 	} else {
-		c.kids = append(c.kids, k)
+		c.extra().kids = append(c.extra().kids, k)
 	}
 	c.mu.Unlock()
 }
@@ -298,9 +317,12 @@ func (c *Ctx) disown(k *Ctx) {
 		c.kid = nil
 		return
 	}
-	for i, o := range c.kids {
+	if c.more == nil {
+		return
+	}
+	for i, o := range c.more.kids {
 		if o == k {
-			c.kids = append(c.kids[:i], c.kids[i+1:]...)
+			c.more.kids = append(c.more.kids[:i], c.more.kids[i+1:]...)
 			return
 		}
 	}
@@ -336,8 +358,14 @@ func (c *Ctx) end(err, cause error, self bool) {
 	} else {
 		c.done.Store(closed)
 	}
-	kid, kids, fn, fns, unwatch := c.kid, c.kids, c.fn, c.fns, c.unwatch
-	c.kid, c.kids, c.fn, c.fns, c.unwatch = nil, nil, afterFunc{}, nil, nil
+	kid, fn, unwatch := c.kid, c.fn, c.unwatch
+	var kids []*Ctx
+	var fns []afterFunc
+	if c.more != nil {
+		kids, fns = c.more.kids, c.more.fns
+		c.more.kids, c.more.fns = nil, nil
+	}
+	c.kid, c.fn, c.unwatch = nil, afterFunc{}, nil
 	c.mu.Unlock()
 
 	if unwatch != nil {

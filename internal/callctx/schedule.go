@@ -30,11 +30,12 @@ import (
 // A Schedule is safe for concurrent use.
 type Schedule struct {
 	clock clockwork.Clock // nil: the real clock
+	base  time.Time       // entries' times are durations since base
 
 	mu         sync.Mutex // guards every field below and the entries' links
 	head, tail *Entry
 	timer      clockwork.Timer // made on first use
-	armed      time.Time       // when the timer fires; zero: idle
+	armed      time.Duration   // when the timer fires, since base; 0: idle
 }
 
 // Due is what an entry's owner does when the entry falls due: it is called on
@@ -46,7 +47,7 @@ type Due interface{ Due() }
 // off every schedule.
 type Entry struct {
 	owner      Due
-	when       time.Time
+	when       time.Duration // since the schedule's base
 	prev, next *Entry
 	sched      *Schedule
 	linked     bool
@@ -55,7 +56,9 @@ type Entry struct {
 
 // NewSchedule returns a schedule on clock (nil: the real clock).
 func NewSchedule(clock clockwork.Clock) *Schedule {
-	return &Schedule{clock: clock}
+	s := &Schedule{clock: clock}
+	s.base = s.Now().Add(-time.Nanosecond) // so that no entry is due at 0
+	return s
 }
 
 // Now is the schedule's clock's time.
@@ -66,48 +69,49 @@ func (s *Schedule) Now() time.Time {
 	return s.clock.Now()
 }
 
-// Add schedules e to call owner.Due at when; now is the schedule's time. An
-// entry that is still scheduled must be removed before it is added again.
-func (s *Schedule) Add(e *Entry, owner Due, now, when time.Time) {
-	e.owner, e.when = owner, when
+// Add schedules e to call owner.Due at the time at; now is the schedule's
+// time. An entry that is still scheduled must be removed before it is added
+// again.
+func (s *Schedule) Add(e *Entry, owner Due, now, at time.Time) {
 	s.mu.Lock()
-	e.sched, e.linked = s, true
+	defer s.mu.Unlock()
+	e.owner, e.sched, e.linked = owner, s, true
 	if s.clock == nil && now == now.Round(0) { // inside a synctest bubble
-		e.own = time.AfterFunc(when.Sub(now), func() { s.ownFired(e) })
-		s.mu.Unlock()
+		e.own = time.AfterFunc(at.Sub(now), func() { s.ownFired(e) })
 		return
 	}
-	at := s.tail // insert after the last entry due no later than e
-	for at != nil && at.when.After(when) {
-		at = at.prev
+	e.when = at.Sub(s.base)
+	after := s.tail // insert after the last entry due no later than e
+	for after != nil && after.when > e.when {
+		after = after.prev
 	}
-	e.prev = at
-	if at == nil {
+	e.prev = after
+	if after == nil {
 		e.next, s.head = s.head, e
 	} else {
-		e.next, at.next = at.next, e
+		e.next, after.next = after.next, e
 	}
 	if e.next == nil {
 		s.tail = e
 	} else {
 		e.next.prev = e
 	}
-	if s.armed.IsZero() || when.Before(s.armed) {
-		s.arm(now, when)
+	if s.armed == 0 || e.when < s.armed {
+		s.arm(now, e.when)
 	}
-	s.mu.Unlock()
 }
 
-// arm sets the timer for when. s.mu is held.
-func (s *Schedule) arm(now, when time.Time) {
+// arm sets the timer for when, since base. s.mu is held.
+func (s *Schedule) arm(now time.Time, when time.Duration) {
 	s.armed = when
+	d := when - now.Sub(s.base)
 	switch {
 	case s.timer != nil:
-		s.timer.Reset(when.Sub(now))
+		s.timer.Reset(d)
 	case s.clock == nil:
-		s.timer = realTimer{time.AfterFunc(when.Sub(now), s.fire)}
+		s.timer = realTimer{time.AfterFunc(d, s.fire)}
 	default:
-		s.timer = s.clock.AfterFunc(when.Sub(now), s.fire)
+		s.timer = s.clock.AfterFunc(d, s.fire)
 	}
 }
 
@@ -156,8 +160,9 @@ func (s *Schedule) ownFired(e *Entry) {
 func (s *Schedule) fire() {
 	s.mu.Lock()
 	now := s.Now()
+	since := now.Sub(s.base)
 	var due *Entry // the entries due, linked through next
-	for s.head != nil && !s.head.when.After(now) {
+	for s.head != nil && s.head.when <= since {
 		e := s.head
 		s.head = e.next
 		e.linked, e.prev, e.next = false, nil, due
@@ -165,7 +170,7 @@ func (s *Schedule) fire() {
 	}
 	if s.head == nil {
 		s.tail = nil
-		s.armed = time.Time{}
+		s.armed = 0
 	} else {
 		s.head.prev = nil
 		s.arm(now, s.head.when)

@@ -89,7 +89,7 @@ func TestScheduleArmsOncePerWait(t *testing.T) {
 		var e Entry
 		var o counter
 		armed := 0
-		last := time.Time{}
+		last := time.Duration(0)
 		for range 1000 {
 			now := s.Now()
 			s.Add(&e, &o, now, now.Add(time.Second))
