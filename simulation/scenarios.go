@@ -110,7 +110,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name:     "probe-lead",
-			Claim:    "judged by a lead of two, fewer than 0.5% of half-open phases re-open on a healthy heavy-tailed dependency (about 6% with each probe judged alone), while one browned out 10 times re-opens as often as before",
+			Claim:    "under the default probe rule, fewer than 0.5% of half-open phases re-open on a healthy heavy-tailed dependency (about 6% with the first probe judged alone), while one 3 times slower than its normal re-opens about 75% of them or more, as the rule before the leads did, and one 4 or 10 times slower more still",
 			Variants: probeLead,
 			Summary:  probeLeadSummary,
 		},

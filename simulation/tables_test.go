@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"testing"
@@ -253,11 +254,12 @@ func TestTablesRampVariants(t *testing.T) {
 }
 
 // TestTablesProbeLead prints the probe-lead scenario's re-open rates over
-// seeds 1 to 30.
+// seeds 1 to 30, with their standard errors, and the probes per half-open
+// phase.
 func TestTablesProbeLead(t *testing.T) {
 	tables(t)
 	s, _ := Lookup("probe-lead")
-	phases, slow := map[string]int{}, map[string]int{}
+	phases, slow, probes, all := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	var names []string
 	for seed := uint64(1); seed <= 30; seed++ {
 		rs, err := s.Run(seed)
@@ -271,9 +273,14 @@ func TestTablesProbeLead(t *testing.T) {
 			p, sl := leadPhases(r)
 			phases[r.Name] += p
 			slow[r.Name] += sl
+			probes[r.Name] += r.Probes
+			all[r.Name] += len(r.Phases)
 		}
 	}
 	for _, name := range names {
-		t.Logf("| %s | %d of %d | %.2f%% |", name, slow[name], phases[name], 100*float64(slow[name])/float64(phases[name]))
+		share := float64(slow[name]) / float64(phases[name])
+		se := math.Sqrt(share * (1 - share) / float64(phases[name]))
+		t.Logf("| %s | %d of %d | %.2f%% ± %.2f | %.2f |", name, slow[name], phases[name], 100*share, 100*se,
+			float64(probes[name])/float64(all[name]))
 	}
 }

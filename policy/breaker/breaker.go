@@ -67,7 +67,7 @@ type Breaker struct {
 	slots              []slot        // half-open probe slots, len Config.HalfOpenProbes
 	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
 	successes          int           // fast successful probes in the current half-open phase
-	slowProbes         int           // slow successful probes in the current half-open phase
+	slowProbes         int           // slow successful probes in the current half-open phase (isSlowProbe)
 	// The recovery ramp (ramp.go); meaningful while state is Recovering.
 	ramps      uint64        // ramps started so far; the current ramp's tickets carry it
 	rampStart  instant       // when the current ramp started
@@ -366,11 +366,11 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 		case failure:
 			b.trip(now, CauseProbeFailed)
 		case !success:
-		case b.isSlow(now, d):
-			// The phase is decided by a lead (see Config.ProbeSuccesses): one
+		case b.isSlowProbe(now, d):
+			// The phase is decided by leads (see Config.ProbeSuccesses): one
 			// slow probe is a healthy heavy tail as often as it is a sick
 			// dependency.
-			if b.slowProbes++; b.slowProbes-b.successes < b.cfg.probeSuccesses {
+			if b.slowProbes++; b.slowProbes-b.successes < b.cfg.probeSlowLead {
 				break
 			}
 			if !b.cfg.ramp {

@@ -94,13 +94,21 @@ func TestTransitions(t *testing.T) {
 			{"throttled probe", func(r *rig) { r.run(throttled, time.Millisecond) }, breaker.HalfOpen},
 			{"two successes", times(2, runOK), breaker.Closed},
 		}},
-		{"slow probes re-open once they lead the fast ones by ProbeSuccesses", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second}, []step{
+		{"slow probes re-open once they lead the fast ones by ProbeSlowLead", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second}, []step{
 			{"trip", times(5, runFail), breaker.Open},
 			{"break ends", advance(15 * time.Second), breaker.HalfOpen},
 			{"slow probe: one slow call may be the tail", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.HalfOpen},
 			{"fast probe: even again", func(r *rig) { r.run(ok, time.Millisecond) }, breaker.HalfOpen},
-			{"slow probe", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.HalfOpen},
-			{"slow probe: a lead of two", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.Open},
+			{"slow probes: a lead of three", times(3, func(r *rig) { r.run(ok, 2*time.Second) }), breaker.HalfOpen},
+			{"slow probe: a lead of four", func(r *rig) { r.run(ok, 2*time.Second) }, breaker.Open},
+		}},
+		{"a probe is slow above ProbeSlowFraction of the threshold", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second, ProbeSuccesses: 1, ProbeSlowLead: 1}, []step{
+			{"trip", times(5, runFail), breaker.Open},
+			{"break ends", advance(15 * time.Second), breaker.HalfOpen},
+			{"a probe of 0.7 s is fast", func(r *rig) { r.run(ok, 700*time.Millisecond) }, breaker.Closed},
+			{"trip again", times(5, runFail), breaker.Open},
+			{"the break ends again", advance(15 * time.Second), breaker.HalfOpen},
+			{"a probe of 0.7 s and a nanosecond is slow", func(r *rig) { r.run(ok, 700*time.Millisecond+1) }, breaker.Open},
 		}},
 		{"fast probes close once they lead the slow ones by ProbeSuccesses", breaker.Config{BreakJitter: breaker.JitterNone, SlowCallThreshold: time.Second}, []step{
 			{"trip", times(5, runFail), breaker.Open},

@@ -35,9 +35,16 @@ const (
 	DefaultMaxBreakDuration = 2 * time.Minute
 	// DefaultHalfOpenProbes is how many probes may be in flight at once.
 	DefaultHalfOpenProbes = 1
-	// DefaultProbeSuccesses is how many successful probes close a half-open
-	// breaker.
+	// DefaultProbeSuccesses is the lead of fast probes over slow ones that
+	// closes a half-open breaker: with no slow probe, two successful probes.
 	DefaultProbeSuccesses = 2
+	// DefaultProbeSlowLead is the lead of slow probes over fast ones that
+	// re-opens a half-open breaker.
+	DefaultProbeSlowLead = 4
+	// DefaultProbeSlowFraction is the fraction of the effective slow-call
+	// threshold above which a probe counts as slow: with the default measured
+	// normal, 2.1 times the median.
+	DefaultProbeSlowFraction = 0.7
 	// MaxWindowBuckets is the most buckets a trip window may have.
 	MaxWindowBuckets = 1000
 	// MaxHalfOpenProbes is the most probe slots a breaker may have. New
@@ -61,8 +68,9 @@ const (
 // the dependency's median latency of the last 5 minutes; or the trip window's
 // failure ratio reaching 5 times its failure rate of the last 5 minutes (and at
 // least 5%, with at least two failures). It breaks for 15 s (doubling per
-// consecutive trip up to 2 min, with equal jitter) and closes at once after 2
-// successful probes: the recovery ramp is opt-in (Recovery). Impossible values
+// consecutive trip up to 2 min, with equal jitter) and closes at once when its
+// fast probes lead its slow ones by 2 (two good probes, if none is slow): the
+// recovery ramp is opt-in (Recovery). Impossible values
 // (a duration above MaxDuration among them), and measured normals that would
 // lose their race against the trip window, are refused by [Config.Validate] and
 // [New] with an error naming every field involved and its value.
@@ -101,10 +109,11 @@ type Config struct {
 
 	// SlowCallThreshold makes a sample slow when its duration exceeds it. Zero
 	// means off (the default). It is also the ceiling of the threshold measured by
-	// SlowCalls, which can only lower it. Slow probes that lead the fast ones
-	// by ProbeSuccesses re-open a half-open breaker (or, with Recovery set,
-	// start its ramp held back), and a slow call during a ramp holds the ramp
-	// back.
+	// SlowCalls, which can only lower it. Probes are judged against
+	// ProbeSlowFraction of the effective threshold: slow probes that lead the
+	// fast ones by ProbeSlowLead re-open a half-open breaker (or, with
+	// Recovery set, start its ramp held back). A slow call during a ramp, by
+	// the threshold itself, holds the ramp back.
 	SlowCallThreshold time.Duration
 	// SlowCallRatio opens the breaker when slow samples make up at least this
 	// fraction of the trip window, once there are MinimumCalls samples. It
@@ -130,19 +139,40 @@ type Config struct {
 	// HalfOpenProbes is how many probes a half-open breaker lets run at once.
 	// Zero means DefaultHalfOpenProbes (1); at most MaxHalfOpenProbes.
 	HalfOpenProbes int
-	// ProbeSuccesses is the lead that decides a half-open phase: once its fast
-	// successful probes outnumber its slow ones by ProbeSuccesses, the breaker
-	// closes (or starts its recovery ramp); once its slow ones outnumber its
-	// fast ones by as many, it re-opens (or starts its ramp held back). A probe
-	// that fails re-opens it at once. One slow probe is as often a healthy
-	// dependency's tail as a sick one (a dependency whose p99 is 5 times its
-	// median answers 5.6% of calls above 3 times the median), so a lead of 2
-	// re-opens 0.35% of such healthy phases where judging each probe alone
-	// re-opened 11%. Probe slots are reused as probes finish, so any positive
-	// number is reachable. Zero means DefaultProbeSuccesses (2); 1 judges each
-	// probe alone. It is also the run of fast calls that raises a ramp's
-	// evidence term.
+	// ProbeSuccesses, ProbeSlowLead and ProbeSlowFraction decide a half-open
+	// phase. Each successful probe is fast or slow: slow when it took longer
+	// than ProbeSlowFraction times the effective slow-call threshold. Once the
+	// phase's fast probes outnumber its slow ones by ProbeSuccesses, the
+	// breaker closes (or starts its recovery ramp); once its slow ones
+	// outnumber its fast ones by ProbeSlowLead, it re-opens (or starts its
+	// ramp held back). A probe that fails re-opens it at once. Probe slots are
+	// reused as probes finish, so any positive lead is reachable.
+	//
+	// The defaults (2, 4 and 0.7) are chosen for a dependency whose p99 is 5
+	// times its median: 14% of its healthy probes take more than 0.7 x 3 = 2.1
+	// times the median, so a slow probe alone proves nothing, and 0.07% of its
+	// healthy phases re-open, after 2.8 probes on average; a dependency 3 times
+	// slower than normal is slow at 2.1 times the median 70% of the time, and
+	// re-opens about 81% of its phases, more than the 75% of the rule before
+	// the leads (two good probes in a row, one slow probe re-opening). See
+	// docs/breaker.md for the arithmetic, the measurements and the
+	// alternatives.
+	//
+	// ProbeSuccesses is the lead of fast probes that closes. Zero means
+	// DefaultProbeSuccesses (2). It is also the run of fast calls that raises
+	// a ramp's evidence term.
 	ProbeSuccesses int
+	// ProbeSlowLead is the lead of slow probes that re-opens. Zero means
+	// DefaultProbeSlowLead (4). 1 with ProbeSuccesses 1 and ProbeSlowFraction
+	// 1 judges the first probe alone.
+	ProbeSlowLead int
+	// ProbeSlowFraction is the fraction of the effective slow-call threshold
+	// (SlowCallThreshold or the measured one) above which a successful probe
+	// counts as slow. Zero means DefaultProbeSlowFraction (0.7); otherwise it
+	// must lie in (0, 1]: 1 judges probes as calls are judged, and a probe is
+	// never judged more leniently than a call. It has no effect when no
+	// threshold is set or measured: then no probe is slow.
+	ProbeSlowFraction float64
 
 	// Recovery, if set, makes a breaker whose probes succeeded ramp its traffic
 	// back up (the Recovering state) instead of closing at once; see [Recovery].
@@ -201,6 +231,8 @@ type settings struct {
 	jitter         Jitter
 	probes         int
 	probeSuccesses int
+	probeSlowLead  int
+	probeFraction  float64 // ProbeSlowFraction, in (0, 1]
 
 	ramp         bool // a recovery ramp is configured
 	rampFraction float64
@@ -286,6 +318,15 @@ func (c Config) settings() (settings, error) {
 			"scans them), got %d", MaxHalfOpenProbes, s.probes)
 	}
 	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
+	s.probeSlowLead = p.count("ProbeSlowLead", c.ProbeSlowLead, DefaultProbeSlowLead)
+	s.probeFraction = c.ProbeSlowFraction
+	if math.IsNaN(c.ProbeSlowFraction) || c.ProbeSlowFraction < 0 || c.ProbeSlowFraction > 1 {
+		p.add("ProbeSlowFraction must lie in (0, 1] (0 means the default %v; a probe is never judged more "+
+			"leniently than a call), got %v", DefaultProbeSlowFraction, c.ProbeSlowFraction)
+	}
+	if s.probeFraction == 0 {
+		s.probeFraction = DefaultProbeSlowFraction
+	}
 	c.Recovery.settings(&s, &p)
 	if len(p) == 0 { // the races only mean something between valid fields
 		s.latencyRace(c.SlowCalls, &p)

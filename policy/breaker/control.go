@@ -57,8 +57,8 @@ type Snapshot struct {
 	// Probes is the number of probe slots held and not yet expired.
 	Probes int
 	// ProbeSuccesses counts the fast successful probes of the current half-open
-	// phase, and SlowProbes its slow ones: the phase ends when either leads
-	// the other by Config.ProbeSuccesses.
+	// phase, and SlowProbes its slow ones: the phase ends when the fast ones
+	// lead by Config.ProbeSuccesses or the slow ones by Config.ProbeSlowLead.
 	ProbeSuccesses, SlowProbes int
 
 	// RampStarted is when the current recovery ramp started, and RampLength how

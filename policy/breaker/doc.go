@@ -15,12 +15,13 @@
 // threshold (Config.SlowCallThreshold, if set, lowered by the measured normal
 // latency of Config.SlowCalls). Open refuses everything until its break ends;
 // the first attempt after that makes it HalfOpen and becomes a probe. HalfOpen
-// admits at most Config.HalfOpenProbes probes at a time; once its fast probes
-// lead its slow ones by Config.ProbeSuccesses it closes, and one failed probe,
-// or slow probes leading the fast ones by as many, open it again with a longer
-// break. Isolated is a manual Open that never ends by itself;
-// [Breaker.IsolateFor] is a manual Open for a given time, which is not a trip
-// and ends, as a break does, in HalfOpen.
+// admits at most Config.HalfOpenProbes probes at a time, and judges a
+// successful probe slow above Config.ProbeSlowFraction of the slow-call
+// threshold; once its fast probes lead its slow ones by Config.ProbeSuccesses
+// it closes, and one failed probe, or slow probes leading the fast ones by
+// Config.ProbeSlowLead, open it again with a longer break. Isolated is a
+// manual Open that never ends by itself; [Breaker.IsolateFor] is a manual Open
+// for a given time, which is not a trip and ends, as a break does, in HalfOpen.
 //
 // Reading the state ([Breaker.State], [Breaker.Snapshot]) never changes it: an
 // Open breaker whose break has elapsed reads HalfOpen, and only the next admission

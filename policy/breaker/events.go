@@ -22,9 +22,10 @@ const (
 	CauseSlowCalls
 	// CauseProbeFailed: a probe failed (or panicked).
 	CauseProbeFailed
-	// CauseProbeSlow: the half-open phase's probes succeeded but took longer
-	// than the effective slow-call threshold (Config.SlowCallThreshold or the
-	// measured one), the slow ones leading the fast by Config.ProbeSuccesses.
+	// CauseProbeSlow: the half-open phase's probes succeeded, but those that
+	// took longer than Config.ProbeSlowFraction of the effective slow-call
+	// threshold (Config.SlowCallThreshold or the measured one) led the fast
+	// ones by Config.ProbeSlowLead.
 	// It re-opens a half-open breaker, or, with Config.Recovery set, starts the
 	// recovery ramp with its evidence term at Recovery.Initial.
 	CauseProbeSlow

@@ -18,24 +18,26 @@ import (
 )
 
 // fuzzConfig is every count and duration field of a breaker.Config, in the
-// order FuzzConfig takes them, and the switches that decide which of them
-// matter.
+// order FuzzConfig takes them, ProbeSlowFraction, and the switches that decide
+// which of them matter.
 type fuzzConfig struct {
 	// counts
-	consecutive, minimumCalls, buckets, probes, probeSuccesses, slowSamples, failSamples int64
+	consecutive, minimumCalls, buckets, probes, probeSuccesses, probeSlowLead, slowSamples, failSamples int64
 	// durations
 	tripWindow, slowThreshold, breakDuration, maxBreak, slowWindow, failWindow, rampMin, rampMax int64
+	// the one fraction
+	probeFraction float64
 	// switches
 	ramp, slowOff, failOff bool
 	jitter                 uint8
 }
 
 // fuzzFields is how many count and duration fields fuzzConfig has.
-const fuzzFields = 15
+const fuzzFields = 16
 
 func (c *fuzzConfig) field(i int) *int64 {
 	return [fuzzFields]*int64{
-		&c.consecutive, &c.minimumCalls, &c.buckets, &c.probes, &c.probeSuccesses, &c.slowSamples, &c.failSamples,
+		&c.consecutive, &c.minimumCalls, &c.buckets, &c.probes, &c.probeSuccesses, &c.probeSlowLead, &c.slowSamples, &c.failSamples,
 		&c.tripWindow, &c.slowThreshold, &c.breakDuration, &c.maxBreak, &c.slowWindow, &c.failWindow, &c.rampMin, &c.rampMax,
 	}[i]
 }
@@ -47,9 +49,9 @@ func (c fuzzConfig) with(i int, v int64) fuzzConfig {
 
 // add adds c to f's seed corpus.
 func (c fuzzConfig) add(f *testing.F) {
-	f.Add(c.consecutive, c.minimumCalls, c.buckets, c.probes, c.probeSuccesses, c.slowSamples, c.failSamples,
+	f.Add(c.consecutive, c.minimumCalls, c.buckets, c.probes, c.probeSuccesses, c.probeSlowLead, c.slowSamples, c.failSamples,
 		c.tripWindow, c.slowThreshold, c.breakDuration, c.maxBreak, c.slowWindow, c.failWindow, c.rampMin, c.rampMax,
-		c.ramp, c.slowOff, c.failOff, c.jitter)
+		c.probeFraction, c.ramp, c.slowOff, c.failOff, c.jitter)
 }
 
 func (c fuzzConfig) config(clock clockwork.Clock) breaker.Config {
@@ -59,6 +61,8 @@ func (c fuzzConfig) config(clock clockwork.Clock) breaker.Config {
 		WindowBuckets:       int(c.buckets),
 		HalfOpenProbes:      int(c.probes),
 		ProbeSuccesses:      int(c.probeSuccesses),
+		ProbeSlowLead:       int(c.probeSlowLead),
+		ProbeSlowFraction:   c.probeFraction,
 		TripWindow:          time.Duration(c.tripWindow),
 		SlowCallThreshold:   time.Duration(c.slowThreshold),
 		BreakDuration:       time.Duration(c.breakDuration),
@@ -88,8 +92,8 @@ func (c fuzzConfig) config(clock clockwork.Clock) breaker.Config {
 // configuration needs a few tens of kilobytes.
 const maxNewBytes = 4 << 20
 
-// FuzzConfig fuzzes every count and duration field of breaker.Config at its
-// extremes. Validate never panics and agrees with New; New never allocates
+// FuzzConfig fuzzes every count and duration field of breaker.Config, and
+// ProbeSlowFraction, at their extremes. Validate never panics and agrees with New; New never allocates
 // more than maxNewBytes; and a built breaker survives a scripted trip, break and
 // probe: after the trip it reads Open until its whole break has passed on the
 // clock, never HalfOpen at once (an overflowing break end did that), and the
@@ -100,10 +104,12 @@ func FuzzConfig(f *testing.F) {
 		int64(time.Hour), int64(100 * 365 * 24 * time.Hour), math.MaxInt64 / 2, math.MaxInt64/2 + 1,
 		int64(breaker.MaxDuration), int64(breaker.MaxDuration) + 1, breaker.MaxHalfOpenProbes, breaker.MaxHalfOpenProbes + 1,
 	}
+	fractions := []float64{0, 1e-300, 0.5, breaker.DefaultProbeSlowFraction, math.Nextafter(1, 0), 1, math.Nextafter(1, 2),
+		-0.1, math.Inf(1), math.Inf(-1), math.NaN()}
 	bases := []fuzzConfig{
 		{jitter: uint8(breaker.JitterNone)},
 		{jitter: uint8(breaker.JitterNone), ramp: true},
-		{jitter: uint8(breaker.JitterNone), ramp: true, slowOff: true, failOff: true, consecutive: 1, probeSuccesses: 1},
+		{jitter: uint8(breaker.JitterNone), ramp: true, slowOff: true, failOff: true, consecutive: 1, probeSuccesses: 1, probeSlowLead: 1},
 		{jitter: uint8(breaker.JitterEqual), consecutive: 3},
 		{jitter: uint8(breaker.JitterFull), ramp: true, slowOff: true},
 	}
@@ -114,6 +120,11 @@ func FuzzConfig(f *testing.F) {
 				base.with(i, v).add(f)
 			}
 		}
+		for _, v := range fractions {
+			c := base
+			c.probeFraction = v
+			c.add(f)
+		}
 		for _, v := range extremes { // every field at once
 			c := base
 			for i := range fuzzFields {
@@ -122,13 +133,13 @@ func FuzzConfig(f *testing.F) {
 			c.add(f)
 		}
 	}
-	f.Fuzz(func(t *testing.T, consecutive, minimumCalls, buckets, probes, probeSuccesses, slowSamples, failSamples,
+	f.Fuzz(func(t *testing.T, consecutive, minimumCalls, buckets, probes, probeSuccesses, probeSlowLead, slowSamples, failSamples,
 		tripWindow, slowThreshold, breakDuration, maxBreak, slowWindow, failWindow, rampMin, rampMax int64,
-		ramp, slowOff, failOff bool, jitter uint8) {
+		probeFraction float64, ramp, slowOff, failOff bool, jitter uint8) {
 		c := fuzzConfig{
-			consecutive, minimumCalls, buckets, probes, probeSuccesses, slowSamples, failSamples,
+			consecutive, minimumCalls, buckets, probes, probeSuccesses, probeSlowLead, slowSamples, failSamples,
 			tripWindow, slowThreshold, breakDuration, maxBreak, slowWindow, failWindow, rampMin, rampMax,
-			ramp, slowOff, failOff, jitter,
+			probeFraction, ramp, slowOff, failOff, jitter,
 		}
 		clock := clockwork.NewFakeClockAt(epoch)
 		cfg := c.config(clock)

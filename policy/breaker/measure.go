@@ -11,17 +11,34 @@ import (
 func ratio(n, of int) float64 { return float64(n) / float64(of) }
 
 // isSlow reports whether an attempt of duration d, ending at now, is slow: longer
-// than the effective slow-call threshold. It is the breaker's one judgement of
-// slowness, shared by the slow-call trip, the probes and the recovery ramp. It
-// is slowLimit written for the path of every attempt: it scales the normal only
-// when it has changed.
+// than the effective slow-call threshold. It is the breaker's judgement of
+// slowness for the slow-call trip and the recovery ramp; isSlowProbe is the
+// probes'.
+func (b *Breaker) isSlow(now instant, d time.Duration) bool {
+	c := b.threshold(now)
+	return c > 0 && d > c
+}
+
+// isSlowProbe reports whether a probe of duration d, ending at now, is slow:
+// longer than Config.ProbeSlowFraction of the effective slow-call threshold.
+func (b *Breaker) isSlowProbe(now instant, d time.Duration) bool {
+	c := b.threshold(now)
+	if c > 0 && b.cfg.probeFraction < 1 {
+		c = scale(c, b.cfg.probeFraction)
+	}
+	return c > 0 && d > c
+}
+
+// threshold returns the effective slow-call threshold at now, or 0 when none is
+// set or armed. It is slowLimit written for the path of every attempt: it
+// scales the normal only when it has changed.
 //
 // It reads the latency baseline on every judgement, even when the constant
 // threshold alone decides. The read refreshes the baseline's memo, and a reader
 // (Snapshot, NormalLatency) refreshes it too: only because every judgement
 // reads it can a reader never change which normal a later judgement uses (see
 // normalLatency).
-func (b *Breaker) isSlow(now instant, d time.Duration) bool {
+func (b *Breaker) threshold(now instant) time.Duration {
 	c := b.cfg.slowThreshold
 	if b.latencies != nil {
 		normal, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
@@ -34,7 +51,7 @@ func (b *Breaker) isSlow(now instant, d time.Duration) bool {
 			}
 		}
 	}
-	return c > 0 && d > c
+	return c
 }
 
 // slowLimit returns the effective slow-call threshold at now: the smaller of

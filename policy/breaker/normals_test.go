@@ -159,23 +159,30 @@ func TestMeasuredThresholdOnlyTightensTheConstant(t *testing.T) {
 	assert.Equal(t, 100*time.Millisecond, r.b.Snapshot().SlowCallThreshold, "3 × 1 s would loosen it")
 }
 
+// Probes are judged against ProbeSlowFraction (0.7) of 3 × the measured
+// normal of 10 ms, 21 ms: a probe of 25 ms is slow, though a call of 25 ms is
+// not.
 func TestSlowProbeAgainstTheMeasuredNormal(t *testing.T) {
 	for _, tc := range []struct {
 		probe time.Duration
+		n     int // probes that decide
 		want  breaker.State
 	}{
-		{20 * time.Millisecond, breaker.Closed}, // under 3 × 10 ms: successes
-		{100 * time.Millisecond, breaker.Open},  // over it: not a recovery
+		{15 * time.Millisecond, breaker.DefaultProbeSuccesses, breaker.Closed}, // under 21 ms: fast
+		{25 * time.Millisecond, breaker.DefaultProbeSlowLead, breaker.Open},    // over 21 ms: not a recovery
+		{100 * time.Millisecond, breaker.DefaultProbeSlowLead, breaker.Open},   // over 30 ms too
 	} {
 		r := newRig(t, breaker.Config{BreakJitter: breaker.JitterNone})
 		r.serve(100, ok, 10*time.Millisecond, time.Second)
 		r.serve(5, fail, time.Millisecond, time.Millisecond)
 		require.Equal(t, breaker.Open, r.state())
 		r.clock.Advance(breaker.DefaultBreakDuration)
+		for range tc.n - 1 {
+			r.run(ok, tc.probe)
+		}
+		assert.Equal(t, breaker.HalfOpen, r.state(), "%d probes of %v decide nothing", tc.n-1, tc.probe)
 		r.run(ok, tc.probe)
-		assert.Equal(t, breaker.HalfOpen, r.state(), "one probe of %v decides nothing", tc.probe)
-		r.run(ok, tc.probe)
-		assert.Equal(t, tc.want, r.state(), "two probes of %v", tc.probe)
+		assert.Equal(t, tc.want, r.state(), "%d probes of %v", tc.n, tc.probe)
 		if tc.want == breaker.Open {
 			assert.Equal(t, breaker.CauseProbeSlow, r.lastTrip())
 		}

@@ -101,7 +101,7 @@ func TestGuardMeasuresOnTheBreakerClock(t *testing.T) {
 		runFail(r)
 	}
 	r.clock.Advance(15 * time.Second)
-	for range 2 { // two slow probes: a lead of ProbeSuccesses
+	for range breaker.DefaultProbeSlowLead { // slow probes, a lead of ProbeSlowLead
 		_, err := pipeline.New(breaker.Guard[int](r.b)).Execute(context.Background(), func(context.Context) (int, error) {
 			r.clock.Advance(2 * time.Second) // the probe answers, slowly
 			return 1, nil

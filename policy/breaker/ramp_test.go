@@ -261,7 +261,7 @@ func TestRampCountsOnlyItsOwnAttempts(t *testing.T) {
 
 // TestSlowProbeStartsTheRamp: with a ramp, slow but successful probes are the
 // third answer, a ramp held at Initial from the start; without one they
-// re-open. (Two slow probes, a lead of ProbeSuccesses over the fast ones.)
+// re-open. (Four slow probes, a lead of ProbeSlowLead over the fast ones.)
 func TestSlowProbeStartsTheRamp(t *testing.T) {
 	for _, ramp := range []bool{true, false} {
 		cfg := exact()
@@ -271,15 +271,17 @@ func TestSlowProbeStartsTheRamp(t *testing.T) {
 		r := newRig(t, cfg)
 		r.run(fail, 0)
 		r.clock.Advance(8 * time.Second)
-		r.run(ok, slow)
-		require.Equal(t, breaker.HalfOpen, r.state(), "one slow probe may be the tail")
+		for range breaker.DefaultProbeSlowLead - 1 {
+			r.run(ok, slow)
+		}
+		require.Equal(t, breaker.HalfOpen, r.state(), "three slow probes may be the tail")
 		r.run(ok, slow)
 		if !ramp {
 			assert.Equal(t, breaker.Open, r.state(), "a slow probe is not a recovery")
 			assert.Equal(t, 16*time.Second, r.refused())
 			continue
 		}
-		require.Equal(t, breaker.Recovering, r.state(), "the second slow probe starts the ramp")
+		require.Equal(t, breaker.Recovering, r.state(), "the fourth slow probe starts the ramp")
 		lastCause(breaker.CauseProbeSlow)(r)
 		terms(0.125, 0.125, 0.125)(r)
 		r.clock.Advance(4 * time.Second)

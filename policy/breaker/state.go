@@ -13,10 +13,11 @@ const (
 	// offered after that moves it to HalfOpen and becomes a probe.
 	Open
 	// HalfOpen admits at most Config.HalfOpenProbes probes at a time and refuses
-	// the rest. Config.ProbeSuccesses successful probes close it (or, with
-	// Config.Recovery set, start its recovery ramp); one failed probe opens it
-	// again with a longer break, and so does a slow one unless a ramp is
-	// configured, which it then starts.
+	// the rest. Fast probes leading the slow ones by Config.ProbeSuccesses
+	// close it (or, with Config.Recovery set, start its recovery ramp); one
+	// failed probe opens it again with a longer break, and so do slow probes
+	// leading the fast ones by Config.ProbeSlowLead, unless a ramp is
+	// configured, which they then start held back.
 	HalfOpen
 	// Recovering admits a growing fraction of the attempts offered and refuses
 	// the rest, until that fraction reaches 1 and the breaker closes; one failure

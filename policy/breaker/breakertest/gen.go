@@ -29,6 +29,8 @@ func Configs() *rapid.Generator[breaker.Config] {
 			BreakJitter:         rapid.SampledFrom([]breaker.Jitter{breaker.JitterEqual, breaker.JitterFull, breaker.JitterNone}).Draw(t, "BreakJitter"),
 			HalfOpenProbes:      rapid.IntRange(0, 3).Draw(t, "HalfOpenProbes"),
 			ProbeSuccesses:      rapid.IntRange(0, 3).Draw(t, "ProbeSuccesses"),
+			ProbeSlowLead:       rapid.IntRange(0, 3).Draw(t, "ProbeSlowLead"),
+			ProbeSlowFraction:   rapid.SampledFrom([]float64{0, 0.1, 0.5, 0.7, 0.99, 1}).Draw(t, "ProbeSlowFraction"),
 		}
 		if rapid.Bool().Draw(t, "failure ratio on") {
 			c.FailureRatio = rapid.Float64Range(0.05, 1).Draw(t, "FailureRatio")

@@ -30,7 +30,8 @@ import (
 //     whose state, hint or Shadow field is wrong, or an admission raises one;
 //   - more probes hold slots than Config.HalfOpenProbes;
 //   - it closes from HalfOpen before its fast probes lead its slow ones by
-//     Config.ProbeSuccesses;
+//     Config.ProbeSuccesses, or re-opens on slow probes before they lead the
+//     fast ones by Config.ProbeSlowLead;
 //   - Pressure differs from the model's (which keeps the relative trip's
 //     two-failure rule, and reads 1 unless Closed);
 //   - reading the state (State, Snapshot, NormalLatency, NormalFailureRate)
@@ -333,6 +334,12 @@ func (h *harness) recorded(t *rapid.T, pre prior, f flight, v outcome.Verdict) {
 		after.State == breaker.Closed && lead != h.m.ProbeSuccesses {
 		t.Fatalf("closed on a lead of %d fast probes, want %d", lead, h.m.ProbeSuccesses)
 	}
+	ev := *h.events
+	if pre.snap.State == breaker.HalfOpen && after.State == breaker.Open && ev[len(ev)-1].Cause == breaker.CauseProbeSlow {
+		if lead := pre.snap.SlowProbes + 1 - pre.snap.ProbeSuccesses; lead != h.m.ProbeSlowLead {
+			t.Fatalf("re-opened on a lead of %d slow probes, want %d", lead, h.m.ProbeSlowLead)
+		}
+	}
 	h.rampRecorded(t, pre, after, f, v)
 	was, is := normals(pre.snap), normals(after)
 	if pre.snap.State != breaker.Closed && was != is {
@@ -341,7 +348,6 @@ func (h *harness) recorded(t *rapid.T, pre prior, f flight, v outcome.Verdict) {
 	if (was.LatencyOK && !is.LatencyOK) || (was.FailureRateOK && !is.FailureRateOK) {
 		t.Fatalf("recording an outcome cleared a measured normal: %+v, then %+v", was, is)
 	}
-	ev := *h.events
 	if len(ev) == 0 || ev[len(ev)-1].Cause != breaker.CauseRelativeFailureRatio ||
 		pre.snap.State != breaker.Closed || after.State != breaker.Open {
 		return

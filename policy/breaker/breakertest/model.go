@@ -16,10 +16,10 @@ import (
 // operation as an argument and is not safe for concurrent use.
 type Model struct {
 	// The configuration, with defaults filled in.
-	Consecutive, MinimumCalls, Buckets, Probes, ProbeSuccesses int
-	FailureRatio, SlowCallRatio                                float64
-	TripWindow, SlowCallThreshold, BreakDuration, MaxBreak     time.Duration
-	Jitter                                                     breaker.Jitter
+	Consecutive, MinimumCalls, Buckets, Probes, ProbeSuccesses, ProbeSlowLead int
+	FailureRatio, SlowCallRatio, ProbeSlowFraction                            float64
+	TripWindow, SlowCallThreshold, BreakDuration, MaxBreak                    time.Duration
+	Jitter                                                                    breaker.Jitter
 	// The measured normal latency (Config.SlowCalls), with defaults filled in;
 	// SlowCallsOn is false when it is disabled.
 	SlowCallsOn                          bool
@@ -118,6 +118,8 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 		Buckets:           or(cfg.WindowBuckets, breaker.DefaultWindowBuckets),
 		Probes:            or(cfg.HalfOpenProbes, breaker.DefaultHalfOpenProbes),
 		ProbeSuccesses:    or(cfg.ProbeSuccesses, breaker.DefaultProbeSuccesses),
+		ProbeSlowLead:     or(cfg.ProbeSlowLead, breaker.DefaultProbeSlowLead),
+		ProbeSlowFraction: cfg.ProbeSlowFraction,
 		FailureRatio:      cfg.FailureRatio,
 		SlowCallRatio:     cfg.SlowCallRatio,
 		TripWindow:        cfg.TripWindow,
@@ -131,6 +133,9 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 	}
 	if m.SlowCallRatio == 0 {
 		m.SlowCallRatio = breaker.DefaultSlowCallRatio
+	}
+	if m.ProbeSlowFraction == 0 {
+		m.ProbeSlowFraction = breaker.DefaultProbeSlowFraction
 	}
 	if m.TripWindow == 0 {
 		m.TripWindow = breaker.DefaultTripWindow
@@ -261,10 +266,10 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 		case failure:
 			m.trip(now, breaker.CauseProbeFailed)
 		case !success:
-		case m.IsSlow(now, d):
-			// A lead of ProbeSuccesses slow probes over fast ones decides.
+		case m.IsSlowProbe(now, d):
+			// A lead of ProbeSlowLead slow probes over fast ones re-opens.
 			m.slowProbes++
-			if m.slowProbes-m.successes < m.ProbeSuccesses {
+			if m.slowProbes-m.successes < m.ProbeSlowLead {
 				break
 			}
 			if m.RecoveryOn {
@@ -274,6 +279,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 			}
 			m.trip(now, breaker.CauseProbeSlow)
 		default:
+			// A lead of ProbeSuccesses fast probes over slow ones closes.
 			m.successes++
 			if m.successes-m.slowProbes < m.ProbeSuccesses {
 				break

@@ -73,6 +73,17 @@ func (m *Model) IsSlow(now time.Time, d time.Duration) bool {
 	return ok && d > limit
 }
 
+// IsSlowProbe reports whether a probe of duration d ending at now is slow:
+// longer than ProbeSlowFraction of the effective slow-call threshold, rounded
+// down to the nanosecond and at least one.
+func (m *Model) IsSlowProbe(now time.Time, d time.Duration) bool {
+	limit, ok := m.SlowCallLimit(now)
+	if ok && m.ProbeSlowFraction < 1 {
+		limit = max(time.Duration(float64(limit)*m.ProbeSlowFraction), time.Nanosecond)
+	}
+	return ok && d > limit
+}
+
 // SlowCallLimit returns the effective slow-call threshold at now, and false when
 // no threshold is armed.
 func (m *Model) SlowCallLimit(now time.Time) (time.Duration, bool) {

@@ -68,8 +68,8 @@ func (h *harness) rampRecorded(t *rapid.T, pre prior, after breaker.Snapshot, f 
 			t.Fatalf("a ramp without Config.Recovery")
 		case cause == breaker.CauseProbesSucceeded && pre.snap.ProbeSuccesses+1-pre.snap.SlowProbes != h.m.ProbeSuccesses:
 			t.Fatalf("ramp started on a lead of %d fast probes, want %d", pre.snap.ProbeSuccesses+1-pre.snap.SlowProbes, h.m.ProbeSuccesses)
-		case cause == breaker.CauseProbeSlow && pre.snap.SlowProbes+1-pre.snap.ProbeSuccesses != h.m.ProbeSuccesses:
-			t.Fatalf("stalled ramp started on a lead of %d slow probes, want %d", pre.snap.SlowProbes+1-pre.snap.ProbeSuccesses, h.m.ProbeSuccesses)
+		case cause == breaker.CauseProbeSlow && pre.snap.SlowProbes+1-pre.snap.ProbeSuccesses != h.m.ProbeSlowLead:
+			t.Fatalf("stalled ramp started on a lead of %d slow probes, want %d", pre.snap.SlowProbes+1-pre.snap.ProbeSuccesses, h.m.ProbeSlowLead)
 		}
 	}
 	if pre.snap.State != breaker.Recovering || f.ramp == 0 || f.ramp != h.rampsStarted() || !v.Failure() {
