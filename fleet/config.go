@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -24,17 +25,17 @@ const (
 	// DefaultRefresh is how often a process publishes and reads the fleet's
 	// view: once a second keeps the delay before the fleet follows a quorum
 	// to about two seconds, at a few Redis commands per breaker per process.
-	DefaultRefresh = time.Second
+	DefaultRefresh = quorum.DefaultRefresh
 	// DefaultStaleRefreshes is Config.TTL in refreshes: a process that misses
 	// two publications in a row (a GC pause, a slow Redis) is still counted.
-	DefaultStaleRefreshes = 3
+	DefaultStaleRefreshes = quorum.DefaultStaleRefreshes
 	// DefaultFraction is the share of the processes seen recently that must
 	// report a dependency open for the others to follow: more than half.
-	DefaultFraction = 0.5
+	DefaultFraction = quorum.DefaultFraction
 	// MinQuorum is the fewest processes that must report a dependency open
 	// before any other process follows them, whatever Quorum or Fraction
 	// say: one process failing alone never opens another.
-	MinQuorum = 2
+	MinQuorum = quorum.MinQuorum
 	// MaxDuration is the longest Refresh and TTL: a tenth of the breaker's
 	// longest break, so that the breaks the fleet forces and the expiry of
 	// its keys fit.
@@ -164,13 +165,7 @@ func (c Config) settings() (settings, error) {
 
 // need is the number of open reports among seen processes that makes a
 // quorum.
-func (s *settings) need(seen int) int {
-	q := s.quorum
-	if q == 0 {
-		q = int(math.Floor(s.fraction*float64(seen))) + 1
-	}
-	return max(q, MinQuorum)
-}
+func (s *settings) need(seen int) int { return quorum.Need(seen, s.quorum, s.fraction) }
 
 // timeout is how long one round may wait on Redis.
 func (s *settings) timeout() time.Duration { return s.refresh / 2 }
@@ -180,4 +175,4 @@ func (s *settings) timeout() time.Duration { return s.refresh / 2 }
 // once the view goes stale. A round renews it at most Refresh plus the
 // round's timeout (Refresh/2) after the previous one, so twice the refresh
 // never runs out between two renewals.
-func (s *settings) hold() time.Duration { return 2 * s.refresh }
+func (s *settings) hold() time.Duration { return quorum.Hold(s.refresh) }

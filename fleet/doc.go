@@ -12,10 +12,13 @@
 // goes on with its local breakers and the fleet raises [Degraded].
 //
 // A [Quota] shares a rate limit among the processes of a service: the
-// fleet's tokens live in one Redis key, each process leases a few at a time
-// and spends them locally, and [QuotaGuard] makes it a pipeline stage that
-// never waits on Redis. While Redis is down, each process admits its local
-// share, QuotaConfig.Rate / QuotaConfig.Processes.
+// fleet's tokens live in Redis, each process leases a few at a time and
+// spends them locally, and [QuotaGuard] makes it a pipeline stage that never
+// waits on Redis (it may wait up to QuotaConfig.MaxWait for a lease already
+// on its way). While Redis is down, each process admits its local share: the
+// quota's rate divided by the processes Redis last saw fetching, or by
+// QuotaConfig.Processes for a process that never reached it.
 //
-// See docs/fleet.md for the delays it guarantees and the keys it writes.
+// See docs/fleet.md for the delays the breakers guarantee and the keys they
+// write, and docs/quota.md for the quota's bound.
 package fleet

@@ -54,7 +54,7 @@ func ExampleQuotaGuard() {
 		Namespace: "checkout",
 		Name:      "partner",
 		Rate:      1000.0 / 60, // for the whole fleet
-		Processes: 20,          // each admits 1/20 of it while Redis is down
+		Processes: 20,          // until it first reaches Redis, a process's share is 1/20 of it
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -60,9 +61,8 @@ type watch struct {
 
 	// The fields below are owned by whichever goroutine runs the watch's
 	// rounds: the caller of Watch until ready is set, then the loop.
-	forcedEnds time.Time // BreakEnds of the break the fleet last forced, zero if none
-	isolated   bool      // the fleet-wide isolation is applied to b
-	expired    []string  // dead processes to delete from the hash next round
+	member  quorum.Member // the break the fleet forced last, and whether its isolation is applied
+	expired []string      // dead processes to delete from the hash next round
 }
 
 // New builds a Fleet from cfg and starts its goroutine; it refuses an

@@ -25,21 +25,26 @@ const QuotaKind = "quota"
 // fetches the next lease when half of it is spent. Whatever the fleet's
 // size, in any stretch of time t the fleet admits at most
 // Rate × t + Burst + processes × Lease calls (the leases held unused at
-// its start).
+// its start). Close gives the unused lease back.
 //
-// While Redis cannot be reached, each process admits Rate/Processes calls a
-// second on its own, raises Degraded once, and tries Redis again every
+// Each fetch registers the process in Redis, and an idle process fetches
+// at least every ProbeTimeouts × Timeout, so that every fetch learns how many
+// processes share the quota (Seen). While Redis cannot be reached, each
+// process admits Rate/seen calls a second on its own (Rate/Processes if it
+// never reached Redis), raises Degraded once, and tries Redis again every
 // ProbeTimeouts × Timeout; the first fetch that succeeds raises Recovered and
 // the fleet's limit applies again.
+//
+// A call through [QuotaGuard] that finds no token may wait for one, up to
+// QuotaConfig.MaxWait: it is woken by the next fetch, never polls.
 //
 // A Quota is safe for concurrent use. Close stops its goroutine.
 type Quota struct {
 	s        quotaSettings
-	key      string
+	keys     quotaKeys
 	interval float64 // microseconds per token
 	source   pipeline.Source
-	local    *ratelimit.Limiter // the local share, used only while degraded
-	ctx      context.Context    // cancelled by Close: bounds every fetch
+	ctx      context.Context // cancelled by Close: bounds every fetch
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the loop has returned
 	once     sync.Once     // Close
@@ -49,12 +54,27 @@ type Quota struct {
 	tokens   atomic.Int64                       // tokens leased and not yet spent
 	wait     atomic.Int64                       // nanoseconds until Redis holds a token, as last seen
 	degraded atomic.Bool                        // the latest fetch failed
+	closed   atomic.Bool                        // Close has begun: nothing more is admitted
 	refused  atomic.Pointer[pipeline.StopError] // the latest refusal, shared by those with its hint
+	// local is the local share, used only while degraded: Rate/Processes
+	// until a fetch has counted the processes seen, then rebuilt for
+	// Rate/seen as each outage begins (before degraded is set).
+	local atomic.Pointer[ratelimit.Limiter]
+	seen  atomic.Int64 // the processes the latest fetch that reached Redis counted; 0 before
 
 	// Owned by whichever goroutine fetches: NewQuota's caller, then the loop.
 	degradedAt time.Time
 
+	// The calls waiting for a token (see await). ready is closed, and
+	// replaced, when a fetch ends or Close begins while waiters is above 0:
+	// a waiter reads ready before it looks for a token, so that a fetch
+	// ending after it looked always wakes it.
+	waiters atomic.Int64
+	mu      sync.Mutex    // guards ready
+	ready   chan struct{} // made outside any caller's synctest bubble: by NewQuota or the loop
+
 	fetches atomic.Int64 // fetches made, for tests
+	given   atomic.Int64 // the tokens Close gave back, for tests
 }
 
 // NewQuota builds a Quota from cfg, fetches its first lease (waiting on
@@ -66,19 +86,23 @@ func NewQuota(cfg QuotaConfig) (*Quota, error) {
 	if err != nil {
 		return nil, err
 	}
-	local, err := ratelimit.New(ratelimit.Config{
-		Name:  s.name,
-		Rate:  s.rate / float64(s.processes),
-		Burst: int(max(1, s.burst/int64(s.processes))),
-		Clock: s.clock,
-	})
+	local, err := s.share(int64(s.processes))
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	q := &Quota{s: s, key: quotaKey(s.namespace, s.name), interval: s.interval(),
-		source: pipeline.Source{Stage: QuotaKind, Name: s.name}, local: local,
-		ctx: ctx, cancel: cancel, done: make(chan struct{}), kick: make(chan struct{}, 1)}
+	q := &Quota{
+		s:        s,
+		keys:     quotaKeysOf(s.namespace, s.name),
+		interval: s.interval(),
+		source:   pipeline.Source{Stage: QuotaKind, Name: s.name},
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		ready:    make(chan struct{}),
+	}
+	q.local.Store(local)
 	q.wait.Store(int64(q.intervalDuration()))
 	pause, _ := q.fetch()
 	go q.loop(pause)
@@ -97,15 +121,25 @@ func (q *Quota) Lease() int { return int(q.s.lease) }
 // Burst returns the fleet's burst (QuotaConfig.Burst or its default).
 func (q *Quota) Burst() int { return int(q.s.burst) }
 
+// MaxWait returns how long a call through the quota's stage may wait for a
+// token (QuotaConfig.MaxWait).
+func (q *Quota) MaxWait() time.Duration { return q.s.maxWait }
+
 // Degraded reports whether the latest fetch failed to reach Redis, so that
 // the process admits its local share.
 func (q *Quota) Degraded() bool { return q.degraded.Load() }
+
+// Seen returns how many processes shared the quota at the latest fetch that
+// reached Redis (those that fetched within SeenProbes × ProbeTimeouts ×
+// Timeout, this one included), or 0 if none has.
+func (q *Quota) Seen() int { return int(q.seen.Load()) }
 
 // Allow takes a token if this process holds one (or, while Redis is down,
 // if its local share has one) and reports true; otherwise it takes nothing
 // and reports false with wait, how long until the fleet's quota holds a token
 // again as this process last heard from Redis (at least one token's
-// interval). It never waits, and it allocates nothing.
+// interval). It never waits, and it allocates nothing. After Close it
+// admits nothing more.
 func (q *Quota) Allow() (wait time.Duration, ok bool) {
 	for {
 		n := q.tokens.Load()
@@ -119,9 +153,12 @@ func (q *Quota) Allow() (wait time.Duration, ok bool) {
 			return 0, true
 		}
 	}
+	if q.closed.Load() {
+		return time.Duration(q.wait.Load()), false
+	}
 	q.nudge()
 	if q.degraded.Load() {
-		return q.local.Allow()
+		return q.local.Load().Allow()
 	}
 	return time.Duration(q.wait.Load()), false
 }
@@ -134,19 +171,37 @@ func (q *Quota) nudge() {
 	}
 }
 
-// Close stops the quota's goroutine and waits for it. Tokens still leased are
-// not given back: they count in the bound until Redis earns them again. Close
-// does not close QuotaConfig.Redis. It may be called more than once. After
-// Close, Allow decides from what the process holds (the lease, or while
-// degraded the local share) and asks Redis for nothing more.
+// Close stops the quota's goroutine, waits for it, gives the tokens still
+// leased back to Redis, so that the other processes can spend them, and
+// takes this process off the processes seen. It waits on Redis for at most
+// QuotaConfig.Timeout (and not at all if Redis was down and no token is
+// left); if it fails, the tokens are lost until Redis earns them again,
+// which only under-uses the quota, and the process ages out of the
+// processes seen. From the moment Close begins, the quota admits
+// nothing more: Allow reports false, and the calls waiting in [QuotaGuard]
+// are refused. Close does not close QuotaConfig.Redis. It may be called more
+// than once.
 func (q *Quota) Close() {
 	q.once.Do(func() {
+		q.closed.Store(true)
+		q.wake() // the waiters see closed and give up
 		q.cancel()
 		<-q.done
+		n := q.tokens.Swap(0) // after the loop: nothing adds to the lease any more
+		if n <= 0 && q.degraded.Load() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), q.s.timeout)
+		defer cancel()
+		given, err := giveBack(ctx, q.s.redis, q.keys, q.interval, n, q.s.process, 0)
+		if err == nil {
+			q.given.Store(given)
+		}
 	})
 }
 
-// loop fetches a lease whenever the lease runs low, pausing pause first.
+// loop fetches a lease whenever the lease runs low, pausing pause first,
+// and at least every probe so that the process counts as seen.
 func (q *Quota) loop(pause time.Duration) {
 	defer close(q.done)
 	for {
@@ -160,12 +215,16 @@ func (q *Quota) loop(pause time.Duration) {
 			}
 		}
 		if !q.degraded.Load() && q.tokens.Load() > q.s.low() {
+			t := q.s.clock.NewTimer(q.s.probe())
 			select {
 			case <-q.ctx.Done():
+				t.Stop()
 				return
 			case <-q.kick:
+				t.Stop()
 				pause = 0
 				continue
+			case <-t.Chan(): // idle: fetch to be seen, and top the lease up
 			}
 		}
 		var stop bool
@@ -180,15 +239,12 @@ func (q *Quota) loop(pause time.Duration) {
 // quota is closing. It records whether Redis was reached, raising Degraded
 // or Recovered when that changed.
 func (q *Quota) fetch() (pause time.Duration, stop bool) {
-	want := q.s.lease - q.tokens.Load()
-	if want <= 0 {
-		if !q.degraded.Load() {
-			return 0, false
-		}
-		want = 0 // a probe: Redis answering is all a degraded quota needs to know
-	}
+	// Asking for none still registers the process, and tells a degraded
+	// quota that Redis answers.
+	want := max(0, q.s.lease-q.tokens.Load())
 	ctx, cancel := context.WithTimeout(q.ctx, q.s.timeout)
-	granted, wait, err := grant(ctx, q.s.redis, q.key, q.interval, q.s.burst, want, 0)
+	granted, wait, seen, err := grant(ctx, q.s.redis, q.keys, takeRequest{interval: q.interval,
+		burst: q.s.burst, want: want, process: q.s.process, ttl: q.s.seenFor()})
 	cancel()
 	q.fetches.Add(1)
 	if q.ctx.Err() != nil { // closing: not an outage
@@ -197,16 +253,25 @@ func (q *Quota) fetch() (pause time.Duration, stop bool) {
 	now := q.s.clock.Now()
 	if err != nil {
 		if !q.degraded.Load() {
+			if n := q.seen.Load(); n > 0 {
+				if local, err := q.s.share(n); err == nil {
+					q.local.Store(local)
+				}
+			}
 			q.degradedAt = now
 			q.degraded.Store(true)
 			q.emit(Degraded{Err: err, At: now})
 		}
-		return ProbeTimeouts * q.s.timeout, false
+		q.wake() // the waiters turn to the local share
+		return q.s.probe(), false
 	}
+	q.seen.Store(seen)
 	q.tokens.Add(granted)
 	q.wait.Store(int64(max(wait, q.intervalDuration())))
-	if q.degraded.Load() {
-		q.degraded.Store(false)
+	recovered := q.degraded.Load()
+	q.degraded.Store(false)
+	q.wake()
+	if recovered {
 		q.emit(Recovered{After: now.Sub(q.degradedAt), At: now})
 	}
 	if q.tokens.Load() > q.s.low() {

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
 // The defaults and limits of QuotaConfig, each default the meaning of its
@@ -33,8 +37,14 @@ const (
 	// millisecond, and the call path never waits on a fetch anyway.
 	DefaultQuotaTimeout = 100 * time.Millisecond
 	// ProbeTimeouts is how many Timeouts apart a degraded quota tries Redis
-	// again: a second by default.
+	// again, and the longest an idle quota goes without fetching (a fetch of
+	// no tokens, to be counted as seen): a second by default.
 	ProbeTimeouts = 10
+	// SeenProbes is how many ProbeTimeouts × Timeout a process counts as
+	// seen after its latest fetch: three seconds by default, so that a
+	// process that misses two fetches (a GC pause, a slow Redis) still
+	// counts.
+	SeenProbes = 3
 	// MaxQuotaRate is the highest QuotaConfig.Rate: the script times tokens
 	// in microseconds.
 	MaxQuotaRate = 1e6
@@ -67,13 +77,30 @@ type QuotaConfig struct {
 	// least 1 and at most Burst. It must not be negative nor above Burst.
 	Lease int
 	// Processes is how many processes share the quota, used only while
-	// Redis cannot be reached: each process then admits Rate/Processes
-	// calls a second, with a burst of Burst/Processes (at least 1), on its
-	// own. Required: at least 1. Overstate it rather than understate it.
+	// Redis cannot be reached by a quota that has never reached it: each
+	// process then admits Rate/Processes calls a second, with a burst of
+	// Burst/Processes (at least 1), on its own. A quota that has reached
+	// Redis divides by the processes its latest fetch saw instead (see
+	// Process). Required: at least 1. Overstate it rather than understate
+	// it.
 	Processes int
-	// Timeout bounds each fetch from Redis. 0 means DefaultQuotaTimeout.
-	// A degraded quota tries Redis again every ProbeTimeouts × Timeout.
+	// Process identifies this process among those sharing the quota: each
+	// fetch registers it in Redis, where it counts as seen for SeenProbes ×
+	// ProbeTimeouts × Timeout, and Close removes it. Empty means the host
+	// name, the process id and the number of the Quota within the process,
+	// "host-1234-1". Two Quotas with the same Process count as one.
+	Process string
+	// Timeout bounds each fetch from Redis, and the give-back of Close. 0
+	// means DefaultQuotaTimeout. A degraded quota tries Redis again every
+	// ProbeTimeouts × Timeout.
 	Timeout time.Duration
+	// MaxWait is how long a call through the quota's stage ([QuotaGuard])
+	// may wait for a token when this process holds none. Zero (the default)
+	// means such a call is refused at once; it must not be negative. A call
+	// never waits past its context's deadline, and one whose token, as this
+	// process last heard from Redis, would come later than it may wait is
+	// refused at once. [Quota.Allow] never waits.
+	MaxWait time.Duration
 	// Clock paces the quota's background fetches and times the local
 	// share while Redis is down. Nil means real time. The fleet's tokens
 	// are timed by Redis's own clock (TIME), so processes need not agree.
@@ -101,7 +128,9 @@ type quotaSettings struct {
 	burst     int64
 	lease     int64
 	processes int
+	process   string
 	timeout   time.Duration
+	maxWait   time.Duration
 	clock     clockwork.Clock
 	onEvent   func(context.Context, pipeline.Source, pipeline.Event)
 }
@@ -112,8 +141,8 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 		p = append(p, fmt.Errorf("fleet: QuotaConfig."+format, args...))
 	}
 	s := quotaSettings{redis: c.Redis, namespace: c.Namespace, name: c.Name, rate: c.Rate,
-		burst: int64(c.Burst), lease: int64(c.Lease), processes: c.Processes, timeout: c.Timeout,
-		clock: c.Clock, onEvent: c.OnEvent}
+		burst: int64(c.Burst), lease: int64(c.Lease), processes: c.Processes, process: c.Process, timeout: c.Timeout,
+		maxWait: c.MaxWait, clock: c.Clock, onEvent: c.OnEvent}
 	if c.Redis == nil {
 		add("Redis is required, got nil")
 	}
@@ -151,6 +180,13 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	if s.processes < 1 {
 		add("Processes must be at least 1 (each process admits Rate/Processes while Redis is down), got %d", s.processes)
 	}
+	if s.process == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "process"
+		}
+		s.process = host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(quotas.Add(1), 10)
+	}
 	switch {
 	case s.timeout < 0:
 		add("Timeout must not be negative (0 means the default %v), got %v", DefaultQuotaTimeout, s.timeout)
@@ -159,10 +195,35 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	case s.timeout > MaxDuration/ProbeTimeouts:
 		add("Timeout must be at most %v, got %v", MaxDuration/ProbeTimeouts, s.timeout)
 	}
+	if s.maxWait < 0 {
+		add("MaxWait must not be negative (0 means refuse at once), got %v", s.maxWait)
+	}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()
 	}
 	return s, errors.Join(p...)
+}
+
+// quotas numbers the default Process of each QuotaConfig.settings call, so
+// that two Quotas in one process count as two.
+var quotas atomic.Int64
+
+// probe is how long a degraded quota pauses between its tries of Redis, and
+// the longest an idle one goes without a fetch.
+func (s *quotaSettings) probe() time.Duration { return ProbeTimeouts * s.timeout }
+
+// seenFor is how long a process counts as seen after its latest fetch.
+func (s *quotaSettings) seenFor() time.Duration { return SeenProbes * s.probe() }
+
+// share builds the local share of one of n processes: Rate/n calls a second
+// with a burst of Burst/n, at least 1.
+func (s *quotaSettings) share(n int64) (*ratelimit.Limiter, error) {
+	return ratelimit.New(ratelimit.Config{
+		Name:  s.name,
+		Rate:  s.rate / float64(n),
+		Burst: int(max(1, s.burst/n)),
+		Clock: s.clock,
+	})
 }
 
 // interval is the time the fleet takes to earn one token, in microseconds.
@@ -172,8 +233,15 @@ func (s *quotaSettings) interval() float64 { return 1e6 / s.rate }
 // process spending its share steadily fetches before it runs dry.
 func (s *quotaSettings) low() int64 { return s.lease / 2 }
 
-// quotaKey is the one key of a quota, a hash tag of its own, so any Redis
-// Cluster node can hold it.
-func quotaKey(namespace, name string) string {
-	return "pipeline:quota:{" + namespace + ":" + name + "}"
+// quotaKeys are the keys of a quota: its tat, and the processes seen.
+type quotaKeys struct {
+	tat, seen string
+}
+
+// quotaKeysOf returns the keys of the quota name in namespace, which share
+// one hash tag of their own, so that any Redis Cluster node can hold them and
+// one script can update both.
+func quotaKeysOf(namespace, name string) quotaKeys {
+	tat := "pipeline:quota:{" + namespace + ":" + name + "}"
+	return quotaKeys{tat: tat, seen: tat + ":seen"}
 }

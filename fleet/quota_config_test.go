@@ -67,5 +67,6 @@ func TestQuotaConfigRefusesImpossibleValues(t *testing.T) {
 }
 
 func TestQuotaKeyIsOneHashTag(t *testing.T) {
-	assert.Equal(t, "pipeline:quota:{shop:partner}", quotaKey("shop", "partner"))
+	assert.Equal(t, quotaKeys{tat: "pipeline:quota:{shop:partner}", seen: "pipeline:quota:{shop:partner}:seen"},
+		quotaKeysOf("shop", "partner"))
 }

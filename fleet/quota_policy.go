@@ -32,6 +32,15 @@ func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
 //     pipeline.Interrupted (Canceled or Deadline) at once.
 //   - The quota admits the call ([Quota.Allow]): the rest runs at once.
 //     This never waits on Redis and costs no allocation.
+//   - The process holds no token, QuotaConfig.MaxWait is above zero, and
+//     the next token, as this process last heard from Redis, comes within
+//     MaxWait and before ctx's deadline: the call waits for it on the
+//     quota's clock, woken by each fetch that ends (and, while Redis is
+//     down, by the local share's next token), emits [QuotaWaited] and runs.
+//     It takes nothing while it waits: if ctx ends first, Execute returns
+//     pipeline.Interrupted; if MaxWait or the deadline passes first, if a
+//     fetch reports that the next token comes too late, or if the quota is
+//     closed, the call is refused as below.
 //   - Otherwise the call is refused at once: a *pipeline.StopError of Stage
 //     "quota" and Reason pipeline.RateLimited whose RetryAfter is the wait
 //     Allow reported, rounded up to the millisecond, with a self-imposed
@@ -46,7 +55,20 @@ func (p *QuotaPolicy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pip
 	}
 	wait, ok := p.q.Allow()
 	if !ok {
-		return next.Refuse(ctx, p.q.refusal(wait))
+		limit := p.q.waitLimit(ctx)
+		if wait > limit {
+			return next.Refuse(ctx, p.q.refusal(wait))
+		}
+		start := p.q.s.clock.Now()
+		if wait, ok = p.q.await(ctx, limit); !ok {
+			if ctx.Err() != nil {
+				return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
+			}
+			return next.Refuse(ctx, p.q.refusal(wait))
+		}
+		if next.Observed() {
+			next.Emit(ctx, QuotaWaited{Wait: p.q.s.clock.Since(start)})
+		}
 	}
 	return next.Run(ctx)
 }

@@ -16,7 +16,7 @@ func TestTakeScript(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
 	defer rdb.Close()
 	ctx := context.Background()
-	key := quotaKey(namespace(t), "partner")
+	keys := quotaKeysOf(namespace(t), "partner")
 	const t0 = int64(1_764_586_800_000_000) // µs
 	const interval, burst = 1000.0, 10
 	steps := []struct {
@@ -35,7 +35,8 @@ func TestTakeScript(t *testing.T) {
 		{1_000_004_999, 9, 4, time.Microsecond},   // 4.999 ms earn 4
 	}
 	for i, s := range steps {
-		granted, wait, err := grant(ctx, rdb, key, interval, burst, s.want, t0+s.at)
+		granted, wait, _, err := grant(ctx, rdb, keys, takeRequest{interval: interval, burst: burst,
+			want: s.want, process: "a", ttl: time.Hour, now: t0 + s.at})
 		require.NoError(t, err, "step %d", i)
 		assert.Equal(t, s.granted, granted, "step %d: granted", i)
 		assert.Equal(t, s.wait, wait, "step %d: wait", i)
@@ -43,14 +44,55 @@ func TestTakeScript(t *testing.T) {
 	// The key expires when its tat passes: 10 intervals after the last
 	// grant's now at most, plus a millisecond. (The script was fed times
 	// from the past, so only the bound is checked.)
-	ttl, err := rdb.PTTL(ctx, key).Result()
+	ttl, err := rdb.PTTL(ctx, keys.tat).Result()
 	require.NoError(t, err)
 	assert.LessOrEqual(t, ttl, 11*time.Millisecond)
 
 	// With now 0, the script reads Redis's clock: a fresh key grants the
 	// burst.
-	fresh := quotaKey(namespace(t), "partner")
-	granted, _, err := grant(ctx, rdb, fresh, interval, burst, 50, 0)
+	fresh := quotaKeysOf(namespace(t), "partner")
+	granted, _, seen, err := grant(ctx, rdb, fresh, takeRequest{interval: interval, burst: burst, want: 50,
+		process: "a", ttl: time.Second})
 	require.NoError(t, err)
 	assert.Equal(t, int64(burst), granted)
+	assert.Equal(t, int64(1), seen)
+}
+
+// Each fetch registers its process; the count holds those that fetched
+// within the TTL, and giving back takes the process off.
+func TestTakeScriptCountsTheProcessesSeen(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
+	defer rdb.Close()
+	ctx := context.Background()
+	keys := quotaKeysOf(namespace(t), "partner")
+	const t0 = int64(1_764_586_800_000_000) // µs
+	const ttl = 3 * time.Second
+	steps := []struct {
+		at      int64 // µs after t0
+		process string
+		seen    int64
+	}{
+		{0, "a", 1},
+		{1000, "b", 2},
+		{1000, "b", 2},        // once each
+		{3_000_500, "a", 2},   // b fetched 2.9995 s ago: still seen
+		{3_001_000, "c", 3},   // b exactly 3 s ago: still seen
+		{3_001_001, "c", 2},   // b gone
+		{6_000_500, "c", 2},   // a fetched 3 s ago: still seen
+		{100_000_000, "d", 1}, // all gone but d
+	}
+	for i, s := range steps {
+		_, _, seen, err := grant(ctx, rdb, keys, takeRequest{interval: 1000, burst: 10, process: s.process,
+			ttl: ttl, now: t0 + s.at})
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, s.seen, seen, "step %d: seen", i)
+	}
+	pttl, err := rdb.PTTL(ctx, keys.seen).Result()
+	require.NoError(t, err)
+	assert.InDelta(t, float64(ttl.Milliseconds()), float64(pttl.Milliseconds()), 100, "the set expires with its newest member")
+	_, err = giveBack(ctx, rdb, keys, 1000, 0, "d", t0+100_000_000)
+	require.NoError(t, err)
+	n, err := rdb.ZCard(ctx, keys.seen).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "d is off")
 }

@@ -116,27 +116,8 @@ func (f *Fleet) reached(err error, now time.Time) {
 	}
 }
 
-// ours reports whether the break b is serving, as snap reads it, is the one
-// the fleet forced last: b reads Open or HalfOpen and its break ends when
-// that one does. A trip of b's own, or a local IsolateFor, moves the end.
-func (w *watch) ours(snap breaker.Snapshot) bool {
-	return (snap.State == breaker.Open || snap.State == breaker.HalfOpen) &&
-		!w.forcedEnds.IsZero() && snap.BreakEnds.Equal(w.forcedEnds)
-}
-
-// report is what this process says of w's breaker.
-func (w *watch) report() byte {
-	snap := w.b.Snapshot()
-	switch {
-	case snap.Shadow: // a shadow breaker's opens are hypothetical
-		return reportClosed
-	case snap.State == breaker.Closed || snap.State == breaker.Recovering:
-		return reportClosed
-	case snap.State == breaker.Isolated && w.isolated, w.ours(snap):
-		return reportFollowing
-	}
-	return reportOpen
-}
+// report is what this process says of w's breaker (see quorum.Member.Report).
+func (w *watch) report() byte { return w.member.Report(w.b.Snapshot()) }
 
 // apply brings w's breaker in line with the fleet's view v:
 //   - the fleet-wide isolation, while set, isolates it (again, if it was
@@ -144,21 +125,22 @@ func (w *watch) report() byte {
 //     and still Isolated is reset;
 //   - a quorum reporting open forces a Closed breaker open for hold(), and
 //     renews that break every round while the quorum holds and the break is
-//     still the fleet's. A breaker open on its own evidence, recovering, or
-//     probing after a break of its own is left to recover by itself.
+//     still the fleet's (quorum.Member.Follow). A breaker open on its own
+//     evidence, recovering, or probing after a break of its own is left to
+//     recover by itself.
 func (f *Fleet) apply(w *watch, v view, now time.Time) {
 	b := w.b
 	if v.isolated {
-		w.forcedEnds = time.Time{}
-		w.isolated = true
+		w.member.ForcedEnds = time.Time{}
+		w.member.Isolated = true
 		if b.State() != breaker.Isolated {
 			b.Isolate()
 			f.emit(Switched{Breaker: w.name, Isolated: true, At: now})
 		}
 		return
 	}
-	if w.isolated {
-		w.isolated = false
+	if w.member.Isolated {
+		w.member.Isolated = false
 		if b.State() == breaker.Isolated {
 			b.Reset()
 		}
@@ -167,15 +149,8 @@ func (f *Fleet) apply(w *watch, v view, now time.Time) {
 	if !v.quorum() {
 		return
 	}
-	snap := b.Snapshot()
-	ours := w.ours(snap)
-	if snap.State != breaker.Closed && !ours {
-		return
-	}
 	hold := f.s.hold()
-	b.IsolateFor(hold)
-	w.forcedEnds = b.Snapshot().BreakEnds
-	if !ours {
+	if _, started := w.member.Follow(b, hold); started {
 		f.emit(Followed{Breaker: w.name, Open: v.open, Seen: v.seen, Need: v.need, Break: hold, At: now})
 	}
 }

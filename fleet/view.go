@@ -3,6 +3,8 @@ package fleet
 import (
 	"strconv"
 	"time"
+
+	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 )
 
 // A report is what one process says of one breaker: its state, as one
@@ -13,19 +15,11 @@ type report struct {
 	at    time.Time
 }
 
-// The states a process reports.
+// The states a process reports (see package quorum, which decides them).
 const (
-	// reportOpen: the local breaker refuses on its own evidence (Open,
-	// HalfOpen, or Isolated by a local call). Only these count toward a
-	// quorum.
-	reportOpen = 'o'
-	// reportClosed: the local breaker is Closed or Recovering, or in shadow
-	// mode.
-	reportClosed = 'c'
-	// reportFollowing: the local breaker refuses because the fleet told it
-	// to (a break the fleet forced, or the fleet's isolation). Counted as
-	// seen, never as open, so a quorum cannot hold itself up.
-	reportFollowing = 'f'
+	reportOpen      = quorum.Open
+	reportClosed    = quorum.Closed
+	reportFollowing = quorum.Following
 )
 
 func (r report) encode() string {
@@ -56,29 +50,24 @@ type view struct {
 }
 
 // quorum reports whether enough processes report the dependency open.
-func (v view) quorum() bool { return v.open >= v.need }
+func (v view) quorum() bool { return quorum.Reached(v.open, v.need) }
 
 // count reads the fields of a breaker's hash at now: a report counts when it
 // is at most ttl old (or from the future, a peer's clock ahead of ours).
 // Reports older than forget are listed in expired, for deletion.
 func (s *settings) count(fields map[string]string, now time.Time) view {
 	var v view
+	var t quorum.Tally
 	forget := 10 * s.ttl
 	for process, value := range fields {
 		r, ok := decode(value)
-		age := now.Sub(r.at)
-		switch {
-		case !ok || age > forget:
+		if age := now.Sub(r.at); !ok || age > forget {
 			v.expired = append(v.expired, process)
-		case age > s.ttl:
-		default:
-			v.seen++
-			if r.state == reportOpen {
-				v.open++
-			}
+		} else {
+			t.Add(r.state, age, s.ttl)
 		}
 	}
-	v.need = s.need(v.seen)
+	v.seen, v.open, v.need = t.Seen, t.Open, s.need(t.Seen)
 	return v
 }
 

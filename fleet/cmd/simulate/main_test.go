@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline/fleet/simulate"
+)
+
+// The command prints every report and the summary, and writes two charts
+// per case, each a standalone SVG document; the same seed prints and writes
+// the same bytes. (A fleet of 20 keeps the test short under the race
+// detector; fleet/simulate's tests check the figures of 200.)
+func TestRun(t *testing.T) {
+	output := func() (string, map[string]string) {
+		dir := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 0, run([]string{"-seed", "1", "-processes", "20", "-out", dir}, &stdout, &stderr), stderr.String())
+		files, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+		require.NoError(t, err)
+		svgs := map[string]string{}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			svgs[filepath.Base(f)] = string(b)
+		}
+		return strings.ReplaceAll(stdout.String(), dir, "DIR"), svgs
+	}
+	out, svgs := output()
+	for _, want := range []string{"outage/independent (seed 1): 20 processes", "sick-process/quorum (seed 1)", "doomed calls, independent / quorum"} {
+		assert.Contains(t, out, want)
+	}
+	assert.Len(t, svgs, 2*len(simulate.Cases))
+	assert.Contains(t, svgs, "fleet-sick-process-wrongly-refused-calls-per-second.svg")
+	for name, svg := range svgs {
+		assert.True(t, strings.HasPrefix(svg, "<svg "), name)
+	}
+	again, svgsAgain := output()
+	assert.Equal(t, out, again)
+	assert.Equal(t, svgs, svgsAgain)
+}
+
+func TestRunRefusesBadArguments(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-nope"}, &stdout, &stderr))
+	assert.Equal(t, 2, run([]string{"extra"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "unexpected arguments")
+}
+
+func TestSlug(t *testing.T) {
+	assert.Equal(t, "fleet-outage-doomed-calls-per-second", slug("fleet outage: doomed calls per second"))
+}

@@ -1,0 +1,230 @@
+package simulate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/fleet/internal/quorum"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/simulation"
+)
+
+// epoch is the wall-clock instant a run's virtual time 0 stands for.
+var epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Streams of randomness derived from a run's seed.
+const (
+	streamModel uint64 = iota + 1
+	streamPhase
+	streamBreaker
+)
+
+// derive returns the second PCG seed word of stream for the index-th
+// process, mixed (SplitMix64's finalizer) so that nearby streams are
+// unrelated.
+func derive(seed, stream, index uint64) uint64 {
+	z := seed ^ stream<<56 ^ index<<8 ^ 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// Run simulates c and returns its report, or an error naming every setting
+// of c that cannot work. Runs share nothing: Run may be called from many
+// goroutines at once.
+func Run(c Config) (*Report, error) {
+	s, err := c.settings()
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRun(s)
+	if err != nil {
+		return nil, err
+	}
+	r.loop()
+	return r.rep, nil
+}
+
+// run is one run in progress, on one goroutine.
+type run struct {
+	s       settings
+	clock   *clockwork.FakeClock // every breaker's
+	now     time.Duration
+	q       queue
+	up      simulation.Dependency // the dependency as it serves
+	down    simulation.Dependency // a call that fails fast
+	rand    *rand.Rand            // the models'
+	procs   []proc
+	pending []pending // attempts in flight, by slot
+	free    []int32   // free slots of pending
+	// hash is the fleet's Redis hash: the latest report of each process,
+	// when it was published (in nanoseconds of virtual time, shifted left by
+	// 8) with its state in the low byte, or 0 before its first round. One
+	// word per report keeps the count, which reads them all every round,
+	// cheap under the race detector.
+	hash []uint64
+	rep  *Report
+}
+
+// proc is one client process.
+type proc struct {
+	b      *breaker.Breaker
+	member quorum.Member // the fleet's side of its breaker
+	period time.Duration // between two of its calls
+	phase  time.Duration // of its first call
+	calls  int           // offered so far
+}
+
+func newRun(s settings) (*run, error) {
+	up, err := s.Dependency.Start()
+	if err != nil {
+		return nil, fmt.Errorf("simulate: Config.Dependency: %w", err)
+	}
+	down, err := simulation.Outage{Base: s.Dependency}.Start() // from 0, never ending
+	if err != nil {
+		return nil, fmt.Errorf("simulate: Config.Dependency: %w", err)
+	}
+	r := &run{
+		s:     s,
+		clock: clockwork.NewFakeClockAt(epoch),
+		up:    up,
+		down:  down,
+		rand:  rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamModel, 0))),
+		procs: make([]proc, s.Processes),
+		hash:  make([]uint64, s.Processes),
+		rep: &Report{
+			Name: s.Name, Strategy: s.Strategy, Situation: s.Situation, Seed: s.Seed, Processes: s.Processes,
+			Rate: s.Rate, Rates: slices.Clone(s.Rates), Duration: s.Duration, Fault: s.Fault,
+			Stops:   make([]time.Duration, s.Processes),
+			Seconds: make([]Second, (s.Duration+time.Second-1)/time.Second),
+		},
+	}
+	phases := rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamPhase, 0)))
+	for i := range r.procs {
+		p := &r.procs[i]
+		r.rep.Stops[i] = -1
+		bc := s.Breaker
+		bc.Clock = r.clock
+		bc.Rand = rand.NewPCG(s.Seed, derive(s.Seed, streamBreaker, uint64(i)))
+		bc.OnEvent = nil // a hook would make every refusal build an event
+		if p.b, err = breaker.New(bc); err != nil {
+			return nil, fmt.Errorf("simulate: Config.Breaker: %w", err)
+		}
+		p.period = s.period(i)
+		p.phase = time.Duration(phases.Float64() * float64(p.period))
+		r.q.push(event{at: p.phase, kind: evCall, proc: int32(i)})
+	}
+	if s.Strategy != Independent {
+		for i := range r.procs {
+			r.q.push(event{at: time.Duration(phases.Float64() * float64(s.Refresh)), kind: evRound, proc: int32(i)})
+		}
+	}
+	return r, nil
+}
+
+// loop handles events until none is left, advancing the clock to each.
+func (r *run) loop() {
+	for {
+		e, ok := r.q.pop()
+		if !ok {
+			return
+		}
+		if e.at > r.now {
+			r.clock.Advance(e.at - r.now)
+			r.now = e.at
+		}
+		switch e.kind {
+		case evCall:
+			r.call(e.proc)
+		case evEnd:
+			a := r.pending[e.slot]
+			r.free = append(r.free, e.slot)
+			r.procs[e.proc].b.Record(a.ticket, a.verdict, a.took)
+		case evRound:
+			r.round(e.proc)
+		}
+	}
+}
+
+// failing reports whether a call of process i at virtual time at fails.
+func (r *run) failing(i int32, at time.Duration) bool {
+	return r.s.Fault.Contains(at) && (r.s.Situation == Outage || i == 0)
+}
+
+// call offers process i's next call to its breaker, and, if admitted, to
+// the dependency.
+func (r *run) call(i int32) {
+	p := &r.procs[i]
+	p.calls++
+	if next := p.phase + time.Duration(p.calls)*p.period; next < r.s.Duration {
+		r.q.push(event{at: next, kind: evCall, proc: i})
+	}
+	sec := &r.rep.Seconds[r.now/time.Second]
+	sec.Offered++
+	failing := r.failing(i, r.now)
+	t, err := p.b.Admit()
+	if err != nil {
+		if r.rep.Stops[i] < 0 && r.now >= r.s.Fault.From {
+			r.rep.Stops[i] = r.now - r.s.Fault.From
+		}
+		sec.Refused++
+		if !failing {
+			sec.WronglyRefused++
+		}
+		if !r.rep.Reached(int(i)) {
+			r.rep.SparedRefused++
+		}
+		return
+	}
+	sec.Attempts++
+	dep := r.up
+	if failing {
+		sec.Doomed++
+		dep = r.down
+	}
+	a := dep.Respond(simulation.Attempt{At: r.now, Rand: r.rand})
+	var slot int32
+	if n := len(r.free); n > 0 {
+		slot, r.free = r.free[n-1], r.free[:n-1]
+	} else {
+		slot = int32(len(r.pending))
+		r.pending = append(r.pending, pending{})
+	}
+	r.pending[slot] = pending{ticket: t, verdict: a.Verdict, took: a.Latency}
+	r.q.push(event{at: r.now + a.Latency, kind: evEnd, proc: i, slot: slot})
+}
+
+// round is one of process i's fleet rounds: it publishes what the process
+// says of its breaker, counts the reports seen within the TTL, as the fleet
+// counts those it reads from Redis, and follows when they make a quorum.
+func (r *run) round(i int32) {
+	if next := r.now + r.s.Refresh; next < r.s.Duration {
+		r.q.push(event{at: next, kind: evRound, proc: i})
+	}
+	p := &r.procs[i]
+	r.hash[i] = uint64(r.now)<<8 | uint64(p.member.Report(p.b.Snapshot()))
+	var t quorum.Tally
+	for _, h := range r.hash {
+		if h != 0 {
+			t.Add(byte(h), r.now-time.Duration(h>>8), r.s.TTL)
+		}
+	}
+	if !quorum.Reached(t.Open, r.need(t.Seen)) {
+		return
+	}
+	if _, started := p.member.Follow(p.b, quorum.Hold(r.s.Refresh)); started {
+		r.rep.Follows++
+	}
+}
+
+// need is how many open reports among seen make the strategy follow.
+func (r *run) need(seen int) int {
+	if r.s.Strategy == Naive {
+		return 1 // any one process
+	}
+	return quorum.Need(seen, 0, r.s.Fraction)
+}
