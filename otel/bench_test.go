@@ -118,3 +118,43 @@ func BenchmarkStandard(b *testing.B) {
 		b.ReportMetric(float64(wall[last])/float64(wall[0]), "wall-ratio")
 	})
 }
+
+// BenchmarkScopes runs the success path of one key of per-key scopes, bare
+// and with the metrics attached by NewScopes, through the pipeline Get
+// returns (which the Calls stage now measures):
+//
+//	cd otel && go test -run '^$' -bench Scopes -benchmem -count 8
+func BenchmarkScopes(b *testing.B) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tel, err := pipelineotel.New(pipelineotel.Config{MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare, err := standard.NewScopes(standard.ScopesConfig[string, int]{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	instrumented, err := pipelineotel.NewScopes(tel, standard.ScopesConfig[string, int]{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []struct {
+		name string
+		get  func(string) (*standard.Pipeline[int], error)
+	}{{"bare", bare.Get}, {"otel", instrumented.Get}} {
+		get := v.get
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for b.Loop() {
+				p, err := get("api.example.com:443")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Execute(ctx, work); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

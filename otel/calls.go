@@ -12,9 +12,10 @@ import (
 // A call ends when Execute returns, and no event says so: the stages report
 // attempts, retries and stops, but a call that succeeds at once raises
 // nothing but its attempt. So calls are measured around Execute: by the
-// [Calls] stage, outermost in a pipeline built by hand, and by the
-// [Pipeline] and [Scopes] wrappers of the standard preset, whose stages are
-// fixed.
+// [Calls] stage, outermost in a pipeline built by hand and in every key's
+// pipeline of a [Scopes] (through standard.ScopesConfig.Outer, so that a
+// call made through the pipeline its Get returns is measured too), and by
+// the [Pipeline] wrapper of the standard preset, whose stages are fixed.
 
 // CallStage is the stage that measures every call that passes through it.
 // Build one with [Calls]; it is immutable and safe for concurrent use.
@@ -36,13 +37,13 @@ func (c *CallStage[T]) Stage() pipeline.StageInfo {
 // Execute runs the call and records it. A call that panics is not recorded.
 func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	clock := next.Clock()
-	start := clock.Now()
+	start := now(clock)
 	r := next.Run(ctx)
 	i := outcomeIndex(r.Err)
 	if i == outcomeOKIndex && r.Verdict.Kind != outcome.OK {
 		i = outcomeErrorIndex // a value judged a failure, with no stage to say so
 	}
-	c.t.recordCall(ctx, next.Source().Pipeline, clock.Since(start), i)
+	c.t.recordCall(ctx, next.Source().Pipeline, since(clock, start), i)
 	return r
 }
 

@@ -1,7 +1,9 @@
 // Package pipelineotel exports the behaviour of resilience pipelines to
 // OpenTelemetry: metrics for calls, attempts, stops, retries, hedges,
-// timeouts and circuit breakers, observable gauges of breakers' states and
-// budgets' balances, and span events on the span of each call.
+// timeouts and circuit breakers, and for what rate limiters, bulkheads,
+// adaptive limits, fallbacks, ceilings and fault injection decided;
+// observable gauges of breakers' states, budgets' balances and limiters'
+// limits; and span events on the span of each call.
 //
 // It lives in a module of its own, so that a user of the pipeline module
 // never fetches OpenTelemetry. Build one [Telemetry] per meter provider and
@@ -12,9 +14,11 @@
 //	hosts, err := pipelineotel.NewScopes(tel, standard.ScopesConfig[string, *http.Response]{...})
 //
 // or piece by piece for a pipeline built by hand: [Telemetry.Hook] as the
-// pipeline's and the breaker's OnEvent, [Telemetry.ObserveBreaker] and
-// [Telemetry.ObserveBudget] for their state, [Calls] outermost to measure
-// calls and [Attempts] inside the hedge for a span per attempt.
+// pipeline's and the breaker's OnEvent, [Telemetry.ObserveBreaker],
+// [Telemetry.ObserveBudget], [Telemetry.ObserveBulkhead],
+// [Telemetry.ObserveAdaptiveLimiter], [Telemetry.ObserveRateLimiter] and
+// [ObserveCeiling] for their state, [Calls] outermost to measure calls and
+// [Attempts] inside the hedge for a span per attempt.
 //
 // Every instrument's name, unit and attributes are constants of this package
 // and are listed, with what each measures and example queries, in

@@ -29,7 +29,8 @@ const (
 	MetricStops = "resilience.stops"
 	// MetricRefusalRetryAfter is a histogram of the retry-after hint, in
 	// seconds, of every refusal by our own stages (an open breaker, an empty
-	// budget); its count is the number of refusals.
+	// budget, a rate limiter, a bulkhead or adaptive limit); its count is the
+	// number of refusals.
 	MetricRefusalRetryAfter = "resilience.refusal.retry_after"
 	// MetricRetryDelay is a histogram of the wait before every retry, in
 	// seconds, by pipeline, stage and the verdict of the attempt retried; its
@@ -44,7 +45,8 @@ const (
 	// MetricHedgeWins counts the hedges whose result the hedge stage kept,
 	// as its [Attempts] stage sees them.
 	MetricHedgeWins = "resilience.hedge.wins"
-	// MetricTimeouts counts the deadlines of timeout stages that passed.
+	// MetricTimeouts counts the deadlines of timeout stages that passed, and
+	// the attempts ceiling stages cut (stage kind ceiling).
 	MetricTimeouts = "resilience.timeouts"
 	// MetricAbandoned counts the attempts whose work ignored its context past
 	// a timeout's grace.
@@ -67,6 +69,37 @@ const (
 	// MetricBudgetUtilization is an observable gauge of the fraction of every
 	// observed budget that is spent, from 0 (full) to 1 (empty).
 	MetricBudgetUtilization = "resilience.budget.utilization"
+	// MetricAdmissionWait is a histogram of how long calls waited to be let
+	// in by a rate limiter (for a token) or a bulkhead or adaptive limit (for
+	// a slot), in seconds, by pipeline and stage; its count is the number of
+	// calls that waited. Calls let in at once are not in it.
+	MetricAdmissionWait = "resilience.admission.wait"
+	// MetricConcurrencyLimit, MetricConcurrencyInFlight and
+	// MetricConcurrencyQueued are observable gauges of every observed
+	// bulkhead and adaptive limit: how many calls may be inside at once, how
+	// many are, and how many wait for a slot, by stage kind and name.
+	MetricConcurrencyLimit    = "resilience.concurrency.limit"
+	MetricConcurrencyInFlight = "resilience.concurrency.in_flight"
+	MetricConcurrencyQueued   = "resilience.concurrency.queued"
+	// MetricAdaptiveRevisions counts the revisions of adaptive limits that
+	// moved the limit or its baseline, by stage name and what the revision
+	// found.
+	MetricAdaptiveRevisions = "resilience.adaptive.revisions"
+	// MetricRateLimitTokens is an observable gauge of every observed rate
+	// limiter's tokens: how many calls it would let in at once now, negative
+	// while calls wait for tokens promised to them.
+	MetricRateLimitTokens = "resilience.ratelimit.tokens"
+	// MetricFallbacks counts the results a fallback stage replaced, by
+	// pipeline, stage, what the replaced result was and whether the fallback
+	// failed too.
+	MetricFallbacks = "resilience.fallbacks"
+	// MetricCeilingLimit is an observable gauge of every observed ceiling
+	// stage's current ceiling, in seconds, reported once the stage is armed.
+	// Its cuts are counted in MetricTimeouts.
+	MetricCeilingLimit = "resilience.ceiling.limit"
+	// MetricFaults counts the faults fault-injection stages injected, by
+	// pipeline, stage and kind of fault.
+	MetricFaults = "resilience.faults"
 )
 
 // The attributes of the instruments and span events, by key. Every value is
@@ -77,7 +110,8 @@ const (
 	// AttrPipeline is the pipeline's name (pipeline.Source.Pipeline).
 	AttrPipeline = attribute.Key("resilience.pipeline.name")
 	// AttrStageKind is the kind of stage: timeout, retry, breaker, hedge,
-	// pipeline (the pipeline's own events) or a custom stage's kind.
+	// ratelimit, bulkhead, adaptive, fallback, ceiling, fault, pipeline (the
+	// pipeline's own events) or a custom stage's kind.
 	AttrStageKind = attribute.Key("resilience.stage.kind")
 	// AttrStageName is the stage's own name.
 	AttrStageName = attribute.Key("resilience.stage.name")
@@ -88,8 +122,8 @@ const (
 	// stop, returned as it came) or the stop's reason (see AttrStopReason).
 	AttrOutcome = attribute.Key("resilience.outcome")
 	// AttrStopReason is a stop's reason: dependency_unavailable,
-	// budget_exhausted, attempts_exhausted, deadline, canceled, permanent or
-	// hint_beyond_deadline.
+	// budget_exhausted, attempts_exhausted, deadline, canceled, permanent,
+	// hint_beyond_deadline, rate_limited or concurrency_limited.
 	AttrStopReason = attribute.Key("resilience.stop.reason")
 	// AttrBreaker is a breaker's name.
 	AttrBreaker = attribute.Key("resilience.breaker.name")
@@ -121,6 +155,23 @@ const (
 	// AttrRetryAfter is a refusal's retry-after hint, in seconds (span events
 	// only).
 	AttrRetryAfter = attribute.Key("resilience.retry_after")
+	// AttrAdaptiveWhy is what a revision of an adaptive limit found: grew,
+	// queued, slower or throttled. Held is never emitted, since a revision
+	// that holds moves nothing; unknown stands for a finding added later.
+	AttrAdaptiveWhy = attribute.Key("resilience.adaptive.why")
+	// AttrFallbackReason is what a fallback replaced, in the values of
+	// AttrOutcome: a stop's reason, error, or ok when the stage's When chose
+	// a success.
+	AttrFallbackReason = attribute.Key("resilience.fallback.reason")
+	// AttrFallbackFailed is true when the fallback failed too, so that the
+	// caller got the original error; it is absent otherwise.
+	AttrFallbackFailed = attribute.Key("resilience.fallback.failed")
+	// AttrFaultKind is the kind of an injected fault: latency, transient,
+	// throttled, permanent or value.
+	AttrFaultKind = attribute.Key("resilience.fault.kind")
+	// AttrWait is how long a call waited to be let in, in seconds (span
+	// events only).
+	AttrWait = attribute.Key("resilience.wait")
 )
 
 // The span events, by name, added to the recording span in an event's
@@ -142,6 +193,17 @@ const (
 	EventAbandon = "resilience.abandoned"
 	// EventLate is abandoned work returning at last (pipeline.LateReturn).
 	EventLate = "resilience.late_return"
+	// EventWait is a call let in after a wait by a rate limiter, a bulkhead
+	// or an adaptive limit (their Waited events). A ceiling's cut
+	// (ceiling.Cut) is an EventTimeout.
+	EventWait = "resilience.wait"
+	// EventRevision is a revision of an adaptive limit (adaptive.Revision).
+	EventRevision = "resilience.adaptive.revision"
+	// EventFallback is a fallback stage's call of its Func
+	// (fallback.Executed).
+	EventFallback = "resilience.fallback"
+	// EventFault is a fault injected (fault.Injected).
+	EventFault = "resilience.fault"
 	// SpanAttempt is the name of the span the [Attempts] stage starts for
 	// each attempt and each hedged copy.
 	SpanAttempt = "resilience.attempt"

@@ -67,6 +67,8 @@ func TestInstrumentNamesAreStable(t *testing.T) {
 	slices.SortFunc(made, func(a, b instrument) int { return strings.Compare(a.name, b.name) })
 	assert.Equal(t, []instrument{
 		{"counter", "resilience.abandoned", "{attempt}"},
+		{"counter", "resilience.adaptive.revisions", "{revision}"},
+		{"histogram", "resilience.admission.wait", "s"},
 		{"histogram", "resilience.attempt.duration", "s"},
 		{"gauge", "resilience.breaker.pressure", "1"},
 		{"counter", "resilience.breaker.refusals", "{attempt}"},
@@ -75,9 +77,16 @@ func TestInstrumentNamesAreStable(t *testing.T) {
 		{"gauge", "resilience.budget.tokens", "{token}"},
 		{"gauge", "resilience.budget.utilization", "1"},
 		{"histogram", "resilience.call.duration", "s"},
+		{"gauge", "resilience.ceiling.limit", "s"},
+		{"gauge", "resilience.concurrency.in_flight", "{call}"},
+		{"gauge", "resilience.concurrency.limit", "{call}"},
+		{"gauge", "resilience.concurrency.queued", "{call}"},
+		{"counter", "resilience.fallbacks", "{fallback}"},
+		{"counter", "resilience.faults", "{fault}"},
 		{"histogram", "resilience.hedge.delay", "s"},
 		{"counter", "resilience.hedge.skips", "{hedge}"},
 		{"counter", "resilience.hedge.wins", "{hedge}"},
+		{"gauge", "resilience.ratelimit.tokens", "{token}"},
 		{"histogram", "resilience.refusal.retry_after", "s"},
 		{"histogram", "resilience.retry.delay", "s"},
 		{"counter", "resilience.stops", "{stop}"},
@@ -94,18 +103,22 @@ func TestAttributeKeysAreStable(t *testing.T) {
 		"resilience.breaker.name", "resilience.breaker.state", "resilience.breaker.cause", "resilience.breaker.shadow",
 		"resilience.budget.name", "resilience.hedge.skip_reason",
 		"resilience.attempt", "resilience.hedge.copy", "resilience.delay", "resilience.duration", "resilience.retry_after",
+		"resilience.adaptive.why", "resilience.fallback.reason", "resilience.fallback.failed", "resilience.fault.kind", "resilience.wait",
 	}, []string{
 		string(pipelineotel.AttrPipeline), string(pipelineotel.AttrStageKind), string(pipelineotel.AttrStageName),
 		string(pipelineotel.AttrVerdict), string(pipelineotel.AttrOutcome), string(pipelineotel.AttrStopReason),
 		string(pipelineotel.AttrBreaker), string(pipelineotel.AttrBreakerState), string(pipelineotel.AttrBreakerCause), string(pipelineotel.AttrBreakerShadow),
 		string(pipelineotel.AttrBudget), string(pipelineotel.AttrHedgeSkipReason),
 		string(pipelineotel.AttrAttempt), string(pipelineotel.AttrHedgeCopy), string(pipelineotel.AttrDelay), string(pipelineotel.AttrDuration), string(pipelineotel.AttrRetryAfter),
+		string(pipelineotel.AttrAdaptiveWhy), string(pipelineotel.AttrFallbackReason), string(pipelineotel.AttrFallbackFailed), string(pipelineotel.AttrFaultKind), string(pipelineotel.AttrWait),
 	})
 	assert.Equal(t, []string{
 		"resilience.attempt", "resilience.retry", "resilience.hedge", "resilience.hedge.skipped", "resilience.stop",
 		"resilience.timeout", "resilience.abandoned", "resilience.late_return", "resilience.attempt",
+		"resilience.wait", "resilience.adaptive.revision", "resilience.fallback", "resilience.fault",
 	}, []string{
 		pipelineotel.EventAttempt, pipelineotel.EventRetry, pipelineotel.EventHedge, pipelineotel.EventSkip, pipelineotel.EventStop,
 		pipelineotel.EventTimeout, pipelineotel.EventAbandon, pipelineotel.EventLate, pipelineotel.SpanAttempt,
+		pipelineotel.EventWait, pipelineotel.EventRevision, pipelineotel.EventFallback, pipelineotel.EventFault,
 	})
 }

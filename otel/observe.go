@@ -14,21 +14,23 @@ import (
 )
 
 // watchlist is what the observable gauges read when the meter provider
-// collects: every breaker and budget observed, through the functions that
-// list them (a Scopes lists its keys' anew at each collection).
+// collects: every breaker, budget, limiter and ceiling observed, each
+// through a function that reports it (a Scopes lists its keys anew at each
+// collection).
 type watchlist struct {
 	mu   sync.Mutex // guards seq and each
 	seq  uint64
-	each map[uint64]func(yield func(*breaker.Breaker, *budget.Budget) bool)
+	each map[uint64]func(metric.Observer)
 
 	state                         metric.Int64ObservableGauge
 	pressure, tokens, utilization metric.Float64ObservableGauge
+	limits                        limitGauges // of limiters and ceilings: limits.go
 }
 
 // register creates the observable gauges on meter and the callback that
 // reads them.
 func (w *watchlist) register(meter metric.Meter) error {
-	var errs [5]error
+	var errs [4]error
 	w.state, errs[0] = meter.Int64ObservableGauge(MetricBreakerState, metric.WithUnit("{breaker}"),
 		metric.WithDescription("Circuit breakers by their current state: 1 for each breaker, with its state as an attribute."))
 	w.pressure, errs[1] = meter.Float64ObservableGauge(MetricBreakerPressure, metric.WithUnit("1"),
@@ -37,20 +39,25 @@ func (w *watchlist) register(meter metric.Meter) error {
 		metric.WithDescription("Balance of each retry budget."))
 	w.utilization, errs[3] = meter.Float64ObservableGauge(MetricBudgetUtilization, metric.WithUnit("1"),
 		metric.WithDescription("Fraction of each retry budget that is spent: 0 full, 1 empty."))
-	_, errs[4] = meter.RegisterCallback(w.collect, w.state, w.pressure, w.tokens, w.utilization)
-	return errors.Join(errs[:]...)
+	limits, err := w.limits.register(meter)
+	if err := errors.Join(append(errs[:], err)...); err != nil {
+		return err
+	}
+	_, err = meter.RegisterCallback(w.collect, append(limits, w.state, w.pressure, w.tokens, w.utilization)...)
+	return err
 }
 
-// add observes what list lists until the returned function is called.
-func (w *watchlist) add(list func(yield func(*breaker.Breaker, *budget.Budget) bool)) (stop func()) {
+// add reports what observe observes at every collection until the returned
+// function is called.
+func (w *watchlist) add(observe func(metric.Observer)) (stop func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.each == nil {
-		w.each = make(map[uint64]func(func(*breaker.Breaker, *budget.Budget) bool))
+		w.each = make(map[uint64]func(metric.Observer))
 	}
 	w.seq++
 	id := w.seq
-	w.each[id] = list
+	w.each[id] = observe
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -61,35 +68,43 @@ func (w *watchlist) add(list func(yield func(*breaker.Breaker, *budget.Budget) b
 	}
 }
 
-// collect observes every breaker and budget listed. It reads them without
-// holding mu, since reading a breaker takes its lock.
+// collect observes everything added. It reads without holding mu, since
+// reading a breaker or a limiter takes its lock.
 func (w *watchlist) collect(_ context.Context, o metric.Observer) error {
 	w.mu.Lock()
-	lists := make([]func(func(*breaker.Breaker, *budget.Budget) bool), 0, len(w.each))
-	for _, l := range w.each {
-		lists = append(lists, l)
+	observers := make([]func(metric.Observer), 0, len(w.each))
+	for _, observe := range w.each {
+		observers = append(observers, observe)
 	}
 	w.mu.Unlock()
-	for _, list := range lists {
-		list(func(b *breaker.Breaker, funds *budget.Budget) bool {
-			if b != nil {
-				shadow := b.Shadow()
-				o.ObserveInt64(w.state, 1, metric.WithAttributeSet(attribute.NewSet(breakerLabels(b.Name(), stateName(b.State()), shadow)...)))
-				kvs := []attribute.KeyValue{AttrBreaker.String(b.Name())}
-				if shadow {
-					kvs = append(kvs, AttrBreakerShadow.Bool(true))
-				}
-				o.ObserveFloat64(w.pressure, b.Pressure(), metric.WithAttributeSet(attribute.NewSet(kvs...)))
-			}
-			if funds != nil {
-				set := metric.WithAttributeSet(attribute.NewSet(AttrBudget.String(funds.Name())))
-				o.ObserveFloat64(w.tokens, funds.Tokens(), set)
-				o.ObserveFloat64(w.utilization, funds.Utilization(), set)
-			}
-			return true
-		})
+	for _, observe := range observers {
+		observe(o)
 	}
 	return nil
+}
+
+// breaker reports b's state and pressure; a nil b, nothing.
+func (w *watchlist) breaker(o metric.Observer, b *breaker.Breaker) {
+	if b == nil {
+		return
+	}
+	shadow := b.Shadow()
+	o.ObserveInt64(w.state, 1, metric.WithAttributeSet(attribute.NewSet(breakerLabels(b.Name(), stateName(b.State()), shadow)...)))
+	kvs := []attribute.KeyValue{AttrBreaker.String(b.Name())}
+	if shadow {
+		kvs = append(kvs, AttrBreakerShadow.Bool(true))
+	}
+	o.ObserveFloat64(w.pressure, b.Pressure(), metric.WithAttributeSet(attribute.NewSet(kvs...)))
+}
+
+// budget reports b's balance and utilization; a nil b (unlimited), nothing.
+func (w *watchlist) budget(o metric.Observer, b *budget.Budget) {
+	if b == nil {
+		return
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(AttrBudget.String(b.Name())))
+	o.ObserveFloat64(w.tokens, b.Tokens(), set)
+	o.ObserveFloat64(w.utilization, b.Utilization(), set)
 }
 
 // ObserveBreaker reports b's state and pressure in the observable gauges
@@ -98,7 +113,7 @@ func (w *watchlist) collect(_ context.Context, o metric.Observer) error {
 // nothing (see breaker.Breaker.State). Give every observed breaker its own
 // name: two of one name report one series.
 func (t *Telemetry) ObserveBreaker(b *breaker.Breaker) (stop func()) {
-	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) { yield(b, nil) })
+	return t.watched.add(func(o metric.Observer) { t.watched.breaker(o, b) })
 }
 
 // ObserveBudget reports b's balance and utilization in the observable
@@ -109,12 +124,15 @@ func (t *Telemetry) ObserveBudget(b *budget.Budget) (stop func()) {
 	if b == nil {
 		return func() {}
 	}
-	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) { yield(nil, b) })
+	return t.watched.add(func(o metric.Observer) { t.watched.budget(o, b) })
 }
 
 // observePreset observes the breaker and budget of a standard pipeline.
 func observePreset[T any](t *Telemetry, p *standard.Pipeline[T]) (stop func()) {
-	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) { yield(p.Breaker, p.Budget) })
+	return t.watched.add(func(o metric.Observer) {
+		t.watched.breaker(o, p.Breaker)
+		t.watched.budget(o, p.Budget)
+	})
 }
 
 // ObserveScopes reports the breaker and budget of every key s holds at each
@@ -124,7 +142,11 @@ func observePreset[T any](t *Telemetry, p *standard.Pipeline[T]) (stop func()) {
 // scopes' MaxKeys; keep it under the meter provider's cardinality limit
 // (2000 series per instrument by default in the Go SDK).
 func ObserveScopes[K comparable, T any](t *Telemetry, s *standard.Scopes[K, T]) (stop func()) {
-	return t.watched.add(func(yield func(*breaker.Breaker, *budget.Budget) bool) {
-		s.Range(func(_ K, p *standard.Pipeline[T]) bool { return yield(p.Breaker, p.Budget) })
+	return t.watched.add(func(o metric.Observer) {
+		s.Range(func(_ K, p *standard.Pipeline[T]) bool {
+			t.watched.breaker(o, p.Breaker)
+			t.watched.budget(o, p.Budget)
+			return true
+		})
 	})
 }

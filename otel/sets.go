@@ -119,8 +119,14 @@ type sourceSets struct {
 	stops    [maxReasons]slot
 	retries  [len(verdicts)]slot
 	skips    [len(skips)]slot
-	own      slot // the source alone: hedges sent, timeouts, abandoned work
+	own      slot // the source alone: hedges sent, timeouts, abandoned work, waits
 	rejected [len(states)][2]slot
+	// Of the newer stages (see guards.go): a fallback's by what it replaced
+	// and whether it failed, a fault's by kind, an adaptive revision's by
+	// finding.
+	fallbacks [maxReasons + 2][2]slot
+	faults    [len(faultKinds)]slot
+	revisions [len(whys)]slot
 }
 
 func newSourceSets(src pipeline.Source) *sourceSets { return &sourceSets{src: src} }
@@ -205,15 +211,20 @@ func newCallSets(name string) *callSets { return &callSets{name: name} }
 // outcome is the set of a call that ended as outcomes[i].
 func (c *callSets) outcome(i int) *opts {
 	return c.outcomes[i].get(func() *opts {
-		value := outcomeOK
-		switch {
-		case i < maxReasons:
-			value = reasonName(i)
-		case i == outcomeErrorIndex:
-			value = outcomeError
-		}
-		return newOpts(AttrPipeline.String(c.name), AttrOutcome.String(value))
+		return newOpts(AttrPipeline.String(c.name), AttrOutcome.String(outcomeName(i)))
 	})
+}
+
+// outcomeName is the attribute value of outcome i: a stop's reason, ok or
+// error.
+func outcomeName(i int) string {
+	switch {
+	case i < maxReasons:
+		return reasonName(i)
+	case i == outcomeErrorIndex:
+		return outcomeError
+	}
+	return outcomeOK
 }
 
 // attempt is the set of an attempt of verdict k: pipeline and verdict.

@@ -8,7 +8,13 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/adaptive"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
+	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/fallback"
+	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -68,6 +74,38 @@ func (t *Telemetry) spanEvent(ctx context.Context, span trace.Span, src pipeline
 	case pipeline.LateReturn:
 		name = EventLate
 		kvs = append(kvs, AttrAttempt.Int(e.Attempt))
+	case ratelimit.Waited:
+		name = EventWait
+		kvs = append(kvs, AttrWait.Float64(e.Wait.Seconds()))
+	case bulkhead.Waited:
+		name = EventWait
+		kvs = append(kvs, AttrWait.Float64(e.Wait.Seconds()))
+	case adaptive.Waited:
+		name = EventWait
+		kvs = append(kvs, AttrWait.Float64(e.Wait.Seconds()),
+			attribute.Int("resilience.queued", e.Queued), attribute.Int("resilience.limit", e.Limit))
+	case adaptive.Revision:
+		name = EventRevision
+		kvs = append(kvs, AttrAdaptiveWhy.String(whys[whyIndex(e.Why)]),
+			attribute.Int("resilience.adaptive.from", e.From), attribute.Int("resilience.adaptive.to", e.To),
+			attribute.Float64("resilience.adaptive.recent", e.Recent.Seconds()),
+			attribute.Float64("resilience.adaptive.baseline", e.Baseline.Seconds()))
+	case fallback.Executed:
+		name = EventFallback
+		kvs = append(kvs, AttrFallbackReason.String(outcomeName(fallbackIndex(e))))
+		if e.FuncErr != nil {
+			kvs = append(kvs, AttrFallbackFailed.Bool(true), attribute.String("error.message", e.FuncErr.Error()))
+		}
+	case ceiling.Cut:
+		name = EventTimeout
+		kvs = append(kvs, attribute.Float64("resilience.timeout", e.Limit.Seconds()),
+			attribute.Float64("resilience.ceiling.measured", e.Measured.Seconds()))
+	case fault.Injected:
+		name = EventFault
+		kvs = append(kvs, AttrAttempt.Int(e.Attempt), AttrFaultKind.String(faultKinds[faultIndex(e.Kind)]))
+		if e.Kind == fault.Latency {
+			kvs = append(kvs, AttrDelay.Float64(e.Delay.Seconds()))
+		}
 	default:
 		return
 	}

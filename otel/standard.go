@@ -2,6 +2,7 @@ package pipelineotel
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -80,47 +81,32 @@ func (p *Pipeline[T]) Unobserve() { p.stop() }
 
 // Scopes is a standard.Scopes with telemetry: the events of every key's
 // pipeline and breaker recorded, every key's breaker and budget observed,
-// and every call through its Execute measured. Build one with [NewScopes];
-// it is safe for concurrent use. Calls made through the *standard.Pipeline
-// its Get returns are not measured as calls (their attempts and stops are).
+// and every call measured, whether it is made through Execute or through
+// the *standard.Pipeline that Get returns. Build one with [NewScopes]; it is
+// safe for concurrent use.
 type Scopes[K comparable, T any] struct {
 	*standard.Scopes[K, T]
-	t     *Telemetry
-	clock clockwork.Clock // nil: real time
-	stop  func()
+	stop func()
 }
 
 // NewScopes builds the per-key scopes of cfg (standard.NewScopes) with t
 // attached, in one call: t's hook is added to cfg.Config.Breaker.OnEvent and
 // to cfg.Options.OnEvent (hooks already there keep receiving events), every
-// key's breaker and budget are observed (see [ObserveScopes]), and calls are
-// measured on cfg.Config.Clock. A cfg.For that replaces a key's
-// Breaker.OnEvent takes t's hook away from that key's breaker. It returns the
-// error standard.NewScopes returns.
+// key's breaker and budget are observed (see [ObserveScopes]), and a [Calls]
+// stage is placed outermost in every key's pipeline (before any of
+// cfg.Outer), so that every call is measured on the pipeline's clock,
+// cfg.Config.Clock, however it reaches the pipeline. A cfg.For that replaces
+// a key's Breaker.OnEvent takes t's hook away from that key's breaker. It
+// returns the error standard.NewScopes returns.
 func NewScopes[K comparable, T any](t *Telemetry, cfg standard.ScopesConfig[K, T]) (*Scopes[K, T], error) {
 	cfg.Config.Breaker.OnEvent = pipeline.Hooks(t.Hook(), cfg.Config.Breaker.OnEvent)
 	cfg.Options.OnEvent = pipeline.Hooks(t.Hook(), cfg.Options.OnEvent)
+	cfg.Outer = append([]pipeline.Policy[T]{Calls[T](t)}, cfg.Outer...)
 	s, err := standard.NewScopes(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Scopes[K, T]{Scopes: s, t: t, clock: cfg.Config.Clock, stop: ObserveScopes(t, s)}, nil
-}
-
-// Execute runs fn through key's pipeline, as standard.Scopes's Execute does,
-// and records the call in resilience.call.duration under the key's pipeline
-// name. A key whose pipeline cannot be built returns that error and records
-// nothing.
-func (s *Scopes[K, T]) Execute(ctx context.Context, key K, fn pipeline.Func[T]) (T, error) {
-	p, err := s.Get(key)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	start := now(s.clock)
-	v, err := p.Execute(ctx, fn)
-	s.t.recordCall(ctx, p.Name(), since(s.clock, start), outcomeIndex(err))
-	return v, err
+	return &Scopes[K, T]{Scopes: s, stop: ObserveScopes(t, s)}, nil
 }
 
 // Unobserve stops reporting the scopes' breakers and budgets in the
@@ -131,9 +117,13 @@ func (s *Scopes[K, T]) Unobserve() { s.stop() }
 // monotonic clock, which costs half of what time.Now does.
 var epoch = time.Now()
 
+// realClock is the type of clockwork's real clock, whose Since reads
+// time.Now in full: now reads the monotonic clock alone in its place.
+var realClock = reflect.TypeOf(clockwork.NewRealClock())
+
 // now reads clock, as the time elapsed since epoch; a nil clock is real time.
 func now(clock clockwork.Clock) time.Duration {
-	if clock == nil {
+	if clock == nil || reflect.TypeOf(clock) == realClock {
 		return time.Since(epoch)
 	}
 	return clock.Since(epoch)

@@ -127,3 +127,70 @@ func TestInstrumentAndObserve(t *testing.T) {
 	assert.Empty(t, matching(r.metrics(t), "resilience.breaker.state"))
 	assert.NotNil(t, r.tel.ObserveBudget(nil), "a nil budget is unlimited: nothing to observe, and a stop that does nothing")
 }
+
+// TestScopesMeasureEveryCall checks that a Scopes built by NewScopes
+// measures every key's calls, made through its Execute or through the
+// *standard.Pipeline its Get returns, each under the key's name, on the
+// pipeline's clock, and that a held key's Get still allocates nothing.
+func TestScopesMeasureEveryCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t)
+		cfg := scripted()
+		cfg.Name = ""
+		s, err := pipelineotel.NewScopes(r.tel, standard.ScopesConfig[string, string]{Config: cfg})
+		require.NoError(t, err)
+		ok := func(ctx context.Context) (string, error) { return "ok", wait(ctx, 5*time.Millisecond) }
+		fail := func(ctx context.Context) (string, error) { return "", errBoom }
+		get := func(key string) *standard.Pipeline[string] {
+			p, err := s.Get(key)
+			require.NoError(t, err)
+			return p
+		}
+
+		_, err = s.Execute(context.Background(), "a", ok)
+		require.NoError(t, err)
+		_, err = get("a").Execute(context.Background(), ok)
+		require.NoError(t, err)
+		for range 2 {
+			_, err = get("b").Execute(context.Background(), ok)
+			require.NoError(t, err)
+		}
+		_, err = get("c").Execute(context.Background(), fail)
+		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+
+		assert.Equal(t, []string{
+			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=c} count=1 sum=0.1",
+			"resilience.call.duration{outcome=ok,pipeline.name=a} count=2 sum=0.01",
+			"resilience.call.duration{outcome=ok,pipeline.name=b} count=2 sum=0.01",
+		}, matching(r.metrics(t), "resilience.call.duration"))
+		assert.Equal(t, pipeline.StageInfo{Kind: "otel", Name: "calls"}, get("c").Stages()[0], "the Calls stage is outermost")
+		assert.Equal(t, "timeout", get("c").Stages()[1].Kind, "before the preset's own stages")
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = s.Get("a") }), "Get of a held key")
+	})
+}
+
+// TestScopesCallAllocatesAtMostOneMore checks the cost of a call through a
+// key's pipeline with telemetry against one without: at most one
+// allocation more, the attempt event the pipeline builds for any hook.
+func TestScopesCallAllocatesAtMostOneMore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures allocations")
+	}
+	r := newRig(t)
+	bare, err := standard.NewScopes(standard.ScopesConfig[string, int]{})
+	require.NoError(t, err)
+	instrumented, err := pipelineotel.NewScopes(r.tel, standard.ScopesConfig[string, int]{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	work := func(context.Context) (int, error) { return 1, nil }
+	for range 3 { // the key held, in the lock-free copy, its attribute sets built
+		_, _ = bare.Execute(ctx, "k", work)
+		_, _ = instrumented.Execute(ctx, "k", work)
+	}
+	without := testing.AllocsPerRun(200, func() { _, _ = bare.Execute(ctx, "k", work) })
+	with := testing.AllocsPerRun(200, func() {
+		p, _ := instrumented.Get("k")
+		_, _ = p.Execute(ctx, work)
+	})
+	assert.LessOrEqual(t, with-without, 1.0, "allocations: %v without telemetry, %v with", without, with)
+}

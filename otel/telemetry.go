@@ -9,8 +9,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
+	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/fallback"
+	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -32,9 +38,9 @@ type Config struct {
 // Build one with [New] per meter provider and share it among every pipeline:
 // it is safe for concurrent use. Attach it with [Telemetry.Hook] (any
 // pipeline or breaker), [NewStandard] and [NewScopes] (the standard preset,
-// in one call), [Telemetry.ObserveBreaker] and [Telemetry.ObserveBudget]
-// (observable state), and the [Calls] and [Attempts] stages (hand-built
-// pipelines).
+// in one call), the Observe methods (observable state of breakers,
+// budgets, limiters and ceilings), and the [Calls] and [Attempts] stages
+// (hand-built pipelines).
 type Telemetry struct {
 	tracer trace.Tracer
 
@@ -50,6 +56,10 @@ type Telemetry struct {
 	abandoned         metric.Int64Counter
 	transitions       metric.Int64Counter
 	refusals          metric.Int64Counter
+	admissionWait     metric.Float64Histogram
+	revisions         metric.Int64Counter
+	fallbacks         metric.Int64Counter
+	faults            metric.Int64Counter
 
 	sources cache[pipeline.Source, sourceSets] // attribute sets by event source
 	calls   cache[string, callSets]            // attribute sets by pipeline name alone
@@ -90,15 +100,19 @@ func New(cfg Config) (*Telemetry, error) {
 	t.callDuration = seconds(MetricCallDuration, "Duration of calls through a pipeline, from Execute to its return.")
 	t.attemptDuration = seconds(MetricAttemptDuration, "Duration of attempts of the work a pipeline runs.")
 	t.stops = count(MetricStops, "{stop}", "Calls and attempts a stage refused or gave up on, counted at the stage that stopped them.")
-	t.refusalRetryAfter = seconds(MetricRefusalRetryAfter, "Retry-after hint of refusals by a pipeline's own stages (an open breaker, an empty budget).")
+	t.refusalRetryAfter = seconds(MetricRefusalRetryAfter, "Retry-after hint of refusals by a pipeline's own stages (an open breaker, an empty budget, a rate or concurrency limit).")
 	t.retryDelay = seconds(MetricRetryDelay, "Wait before each retry.")
 	t.hedgeDelay = seconds(MetricHedgeDelay, "Delay after which each hedge was sent.")
 	t.hedgeSkips = count(MetricHedgeSkips, "{hedge}", "Hedges that were due and not sent.")
 	t.hedgeWins = count(MetricHedgeWins, "{hedge}", "Hedges whose result the hedge stage kept.")
-	t.timeouts = count(MetricTimeouts, "{timeout}", "Deadlines of timeout stages that passed before the work inside succeeded.")
+	t.timeouts = count(MetricTimeouts, "{timeout}", "Deadlines of timeout and ceiling stages that passed before the work inside succeeded.")
 	t.abandoned = count(MetricAbandoned, "{attempt}", "Attempts whose work ignored its context past a timeout's grace.")
 	t.transitions = count(MetricBreakerTransitions, "{transition}", "State changes of circuit breakers.")
 	t.refusals = count(MetricBreakerRefusals, "{attempt}", "Attempts a circuit breaker refused, or in shadow mode would have refused.")
+	t.admissionWait = seconds(MetricAdmissionWait, "Wait of calls a rate limiter, bulkhead or adaptive limit let in after a wait.")
+	t.revisions = count(MetricAdaptiveRevisions, "{revision}", "Revisions of adaptive concurrency limits that moved the limit or its baseline.")
+	t.fallbacks = count(MetricFallbacks, "{fallback}", "Results a fallback stage replaced, or failed to replace.")
+	t.faults = count(MetricFaults, "{fault}", "Faults injected by fault-injection stages.")
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -149,6 +163,20 @@ func (t *Telemetry) observe(ctx context.Context, src pipeline.Source, e pipeline
 		t.transitions.Add(ctx, 1, metric.WithAttributeSet(transitionSet(src, e)))
 	case breaker.Rejection:
 		t.refusals.Add(ctx, 1, t.sources.get(src).refusal(e.State, e.Shadow).add...)
+	case ratelimit.Waited:
+		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(src).stage().rec...)
+	case bulkhead.Waited:
+		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(src).stage().rec...)
+	case adaptive.Waited:
+		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(src).stage().rec...)
+	case adaptive.Revision:
+		t.revisions.Add(ctx, 1, t.sources.get(src).revision(e.Why).add...)
+	case fallback.Executed:
+		t.fallbacks.Add(ctx, 1, t.sources.get(src).fallback(fallbackIndex(e), e.FuncErr != nil).add...)
+	case ceiling.Cut:
+		t.timeouts.Add(ctx, 1, t.sources.get(src).stage().add...)
+	case fault.Injected:
+		t.faults.Add(ctx, 1, t.sources.get(src).fault(e.Kind).add...)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		t.spanEvent(ctx, span, src, e)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/resilience-go/pipeline"
@@ -31,6 +32,13 @@ type ScopesConfig[K comparable, T any] struct {
 	// values that hold resources, an event hook, a classifier. Its Name is
 	// ignored: every key's pipeline carries the key's name.
 	Options pipeline.Options[T]
+	// Outer are stages placed outside every key's pipeline, the first
+	// outermost, before its whole-call timeout: for a stage that measures
+	// whole calls, such as the OpenTelemetry module's Calls, so that calls
+	// made through the pipeline Get returns are measured as well as those
+	// made through Execute. Every key shares them, so they must be safe for
+	// concurrent use. Nil means none: the preset as it is.
+	Outer []pipeline.Policy[T]
 	// MaxKeys is the most keys held at once; a new key beyond it evicts the
 	// key seen longest ago. Zero means registry.DefaultMaxKeys (1024).
 	MaxKeys int
@@ -53,6 +61,11 @@ func (c ScopesConfig[K, T]) Validate() error {
 	}
 	if c.IdleAfter < 0 {
 		errs = append(errs, fmt.Errorf("standard: ScopesConfig.IdleAfter must not be negative (0 means %v), got %v", registry.DefaultIdleAfter, c.IdleAfter))
+	}
+	for i, p := range c.Outer {
+		if p == nil || isNil(p) {
+			errs = append(errs, fmt.Errorf("standard: ScopesConfig.Outer[%d] is nil", i))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -77,13 +90,14 @@ func NewScopes[K comparable, T any](cfg ScopesConfig[K, T]) (*Scopes[K, T], erro
 	if name == nil {
 		name = func(key K) string { return fmt.Sprint(key) }
 	}
+	outer := slices.Clone(cfg.Outer)
 	build := func(key K) (*Pipeline[T], error) {
 		c := cfg.Config
 		c.Name = name(key)
 		if cfg.For != nil {
 			c = cfg.For(key, c)
 		}
-		p, err := New[T](c)
+		p, err := assemble(c, outer)
 		if err != nil {
 			return nil, fmt.Errorf("standard: the pipeline of key %q: %w", c.Name, err)
 		}

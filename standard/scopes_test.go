@@ -16,6 +16,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/policy/timeout"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -218,4 +219,62 @@ func TestGetOfAHeldKeyAllocatesNothing(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = s.Get("api.example.com:443") }))
+}
+
+// counting is an outer stage that counts the calls through it.
+type counting struct{ calls atomic.Int32 }
+
+func (c *counting) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: "counting"} }
+
+func (c *counting) Execute(ctx context.Context, next pipeline.Next[string]) pipeline.Result[string] {
+	c.calls.Add(1)
+	return next.Run(ctx)
+}
+
+// The outer stages wrap every key's pipeline, outermost, so that a call made
+// through the pipeline Get returns passes through them as one made through
+// Execute does; the preset's own stages follow unchanged.
+func TestOuterStagesWrapEveryKey(t *testing.T) {
+	outer := &counting{}
+	s := scopes(t, standard.ScopesConfig[string, string]{Outer: []pipeline.Policy[string]{outer}})
+	for _, key := range []string{"a", "b", "c"} {
+		plain, err := standard.New[string](standard.Config{Name: key})
+		require.NoError(t, err)
+		_, err = s.Execute(context.Background(), key, ok)
+		require.NoError(t, err)
+		p, err := s.Get(key)
+		require.NoError(t, err)
+		_, err = p.Execute(context.Background(), ok)
+		require.NoError(t, err)
+		assert.Equal(t, append([]pipeline.StageInfo{{Kind: "counting"}}, plain.Stages()...), p.Stages())
+	}
+	assert.Equal(t, int32(6), outer.calls.Load(), "two calls for each of three keys")
+	assert.Equal(t, 3, s.Len())
+}
+
+// A nil outer stage is refused by name, and an outer stage that makes a
+// composition pipeline.Check refuses is the error of the key's Get.
+func TestOuterStagesAreChecked(t *testing.T) {
+	_, err := standard.NewScopes(standard.ScopesConfig[string, string]{Outer: []pipeline.Policy[string]{&counting{}, nil}})
+	require.ErrorContains(t, err, "standard: ScopesConfig.Outer[1] is nil")
+	var none *counting
+	_, err = standard.NewScopes(standard.ScopesConfig[string, string]{Outer: []pipeline.Policy[string]{none}})
+	require.ErrorContains(t, err, "standard: ScopesConfig.Outer[0] is nil")
+
+	short, err := timeout.New[string](timeout.Config{Timeout: time.Second})
+	require.NoError(t, err)
+	s := scopes(t, standard.ScopesConfig[string, string]{Outer: []pipeline.Policy[string]{short}})
+	_, err = s.Get("a")
+	require.ErrorContains(t, err, `standard: the pipeline of key "a": standard: with ScopesConfig.Outer:`)
+	assert.Equal(t, 0, s.Len())
+}
+
+// With an outer stage, Get of a held key still allocates nothing.
+func TestGetWithOuterStagesAllocatesNothing(t *testing.T) {
+	s := scopes(t, standard.ScopesConfig[string, string]{Outer: []pipeline.Policy[string]{&counting{}}})
+	for range 3 {
+		_, err := s.Get("a")
+		require.NoError(t, err)
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = s.Get("a") }))
 }

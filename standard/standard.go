@@ -150,7 +150,12 @@ type Pipeline[T any] struct {
 // The retry and the hedge share one budget; the hedge reads and feeds one
 // estimator and sends no copy while the breaker is under pressure. It returns
 // an error naming every setting of cfg that cannot work.
-func New[T any](cfg Config) (*Pipeline[T], error) {
+func New[T any](cfg Config) (*Pipeline[T], error) { return assemble[T](cfg, nil) }
+
+// assemble is New with the stages outer placed outside the preset's, the first
+// outermost (see ScopesConfig.Outer); it refuses a composition that
+// pipeline.Check judges an error rather than let pipeline.New panic.
+func assemble[T any](cfg Config, outer []pipeline.Policy[T]) (*Pipeline[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -192,7 +197,9 @@ func New[T any](cfg Config) (*Pipeline[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	stages := []pipeline.Policy[T]{whole, retries, breaker.Guard[T](brk)}
+	stages := make([]pipeline.Policy[T], 0, len(outer)+5)
+	stages = append(stages, outer...)
+	stages = append(stages, whole, retries, breaker.Guard[T](brk))
 	if !cfg.NoHedge {
 		h := cfg.Hedge
 		h.Name = cmp.Or(h.Name, cfg.Name)
@@ -207,6 +214,13 @@ func New[T any](cfg Config) (*Pipeline[T], error) {
 		stages = append(stages, hedges)
 	}
 	stages = append(stages, each)
+	if len(outer) > 0 {
+		for _, problem := range pipeline.Check(stages...) {
+			if problem.Severity == pipeline.Error {
+				return nil, fmt.Errorf("standard: with ScopesConfig.Outer: %w", problem)
+			}
+		}
+	}
 	p := pipeline.New(stages...).With(pipeline.Options[T]{Name: cfg.Name, Clock: cfg.Clock})
 	return &Pipeline[T]{Pipeline: p, Breaker: brk, Budget: funds, Estimator: reads}, nil
 }
