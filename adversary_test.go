@@ -95,8 +95,14 @@ func TestAdversary(t *testing.T) {
 	}
 
 	var started, lateStarts, released, returnedAndReleased, pipelineHook atomic.Int64
+	// Work that panics is never abandoned before it panics, or its panic
+	// would end the test binary, as it must: so the grace is far longer than a
+	// loaded machine keeps a goroutine waiting (at 2 ms a panic drawn by a
+	// hedge's loser was once raised late, under the race detector with the
+	// other packages' tests starting), and the work that ignores its context
+	// outlasts the timeout and the grace together.
 	p := pipeline.New(
-		pipeline.Policy[*adversaryValue](must(timeout.New[*adversaryValue](timeout.Config{Timeout: 30 * time.Millisecond, Guard: true, Grace: 2 * time.Millisecond}))),
+		pipeline.Policy[*adversaryValue](must(timeout.New[*adversaryValue](timeout.Config{Timeout: 30 * time.Millisecond, Guard: true, Grace: 20 * time.Millisecond}))),
 		must(retry.New[*adversaryValue](retry.Config{Budget: funds, Backoff: retry.Constant{Interval: time.Millisecond}, RefusalPause: time.Millisecond})),
 		breaker.Guard[*adversaryValue](brk),
 		must(hedge.New[*adversaryValue](hedge.Config{Estimator: est, Budget: funds, MinDelay: time.Millisecond, Repeatable: true})),
@@ -135,7 +141,7 @@ func TestAdversary(t *testing.T) {
 			case 6:
 				runtime.Goexit()
 			case 7:
-				time.Sleep(40 * time.Millisecond) // ignores its context
+				time.Sleep(80 * time.Millisecond) // ignores its context, past the timeout and the grace
 			case 8:
 				<-ctx.Done() // returns only after its context ended
 				time.Sleep(time.Millisecond)
