@@ -79,4 +79,3 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	}
 	return next.Hold(r, sync.OnceFunc(p.l.slots.Release))
 }
-

@@ -74,4 +74,3 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	held = true
 	return next.Hold(r, release)
 }
-
