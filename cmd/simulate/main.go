@@ -12,13 +12,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/resilience-go/pipeline/simulation"
 )
@@ -176,40 +173,12 @@ func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) 
 		return nil
 	}
 	for _, c := range charts {
-		path := filepath.Join(dir, slug(c.Title)+".svg")
-		if err := writeChart(path, c); err != nil {
+		path, err := c.WriteSVGFile(dir)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "   wrote %s\n", path)
 	}
 	fmt.Fprintln(w)
 	return nil
-}
-
-// writeChart writes c as SVG to path.
-func writeChart(path string, c simulation.Chart) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, f.Close()) }()
-	return c.WriteSVG(f)
-}
-
-// slug turns a title into a file name: lower-case letters, digits and dashes.
-func slug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-			continue
-		}
-		dash = true
-	}
-	return b.String()
 }

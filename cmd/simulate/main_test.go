@@ -115,12 +115,6 @@ func TestRefusesWhatItCannotRun(t *testing.T) {
 	}
 }
 
-func TestSlug(t *testing.T) {
-	assert.Equal(t, "synchronized-probe-probes-per-100-ms", slug("synchronized-probe: probes per 100 ms"))
-	assert.Equal(t, "retry-storm-no-budget", slug("retry-storm/no-budget"))
-	assert.Equal(t, "a-b", slug("  A -- b!"))
-}
-
 // The concurrency limits' scenario runs through the same command, listed
 // after the calls' scenarios.
 func TestRunsTheAdaptiveLimitScenario(t *testing.T) {

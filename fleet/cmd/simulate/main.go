@@ -13,13 +13,10 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/resilience-go/pipeline/fleet/simulate"
 	"github.com/resilience-go/pipeline/simulation"
@@ -62,40 +59,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range simulate.Charts(rs) {
 		c.Title = "fleet " + c.Title
-		path := filepath.Join(*out, slug(c.Title)+".svg")
-		if err := writeChart(path, c); err != nil {
+		path, err := c.WriteSVGFile(*out)
+		if err != nil {
 			fmt.Fprintf(stderr, "simulate: %v\n", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", path)
 	}
 	return 0
-}
-
-// writeChart writes c as SVG to path.
-func writeChart(path string, c simulation.Chart) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, f.Close()) }()
-	return c.WriteSVG(f)
-}
-
-// slug turns a title into a file name: lower-case letters, digits and dashes.
-func slug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-			continue
-		}
-		dash = true
-	}
-	return b.String()
 }

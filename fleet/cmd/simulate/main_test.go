@@ -52,7 +52,3 @@ func TestRunRefusesBadArguments(t *testing.T) {
 	assert.Equal(t, 2, run([]string{"extra"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "unexpected arguments")
 }
-
-func TestSlug(t *testing.T) {
-	assert.Equal(t, "fleet-outage-doomed-calls-per-second", slug("fleet outage: doomed calls per second"))
-}

@@ -1,0 +1,40 @@
+package simulation
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WriteSVGFile writes c as SVG to a file in dir named after its title
+// (lower-case letters, digits and dashes, see [FileName]) and returns the
+// file's path.
+func (c Chart) WriteSVGFile(dir string) (path string, err error) {
+	path = filepath.Join(dir, FileName(c.Title)+".svg")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	return path, c.WriteSVG(f)
+}
+
+// FileName turns a chart's title into a file name without its extension:
+// lower-case letters and digits, each run of anything else one dash.
+func FileName(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}

@@ -1,0 +1,29 @@
+package simulation_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline/simulation"
+)
+
+func TestFileName(t *testing.T) {
+	assert.Equal(t, "synchronized-probe-probes-per-100-ms", simulation.FileName("synchronized-probe: probes per 100 ms"))
+	assert.Equal(t, "retry-storm-no-budget", simulation.FileName("retry-storm/no-budget"))
+	assert.Equal(t, "a-b", simulation.FileName("  A -- b!"))
+}
+
+func TestWriteSVGFile(t *testing.T) {
+	dir := t.TempDir()
+	c := simulation.Chart{Title: "Doomed calls: per second", Lines: []simulation.Line{{Name: "a", Values: []float64{1, 2, 3}}}}
+	path, err := c.WriteSVGFile(dir)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "doomed-calls-per-second.svg"), path)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg")
+}
