@@ -68,9 +68,9 @@ func newGuard[T any](pool *sync.Pool) *guard[T] {
 // guarded is attempt for work run under Next.AbandonAfter: it waits for the work,
 // and once ctx is done at most grace more, then abandons it.
 func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grace time.Duration) Result[T] {
-	var start time.Time
+	var start time.Duration
 	if p.onEvent != nil {
-		start = p.clock.Now()
+		start = p.now()
 	}
 	g := p.guards.Get().(*guard[T])
 	done := make(chan struct{})
@@ -105,7 +105,7 @@ func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grac
 // finishGuarded collects the work's result from g, returns g to the pool, and
 // classifies and reports the result. A panic in the work is raised again here,
 // on the caller's goroutine.
-func (p *Pipeline[T]) finishGuarded(ctx context.Context, g *guard[T], start time.Time, attempt int) Result[T] {
+func (p *Pipeline[T]) finishGuarded(ctx context.Context, g *guard[T], start time.Duration, attempt int) Result[T] {
 	v, err, panicked := g.value, g.err, g.panicked
 	g.recycle()
 	if panicked != nil {

@@ -129,18 +129,33 @@ func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] 
 		v, err := fn(ctx)
 		return Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
 	}
-	start := p.clock.Now()
+	start := p.now()
 	v, err := fn(ctx)
 	return p.result(ctx, v, err, n, start)
 }
 
-// result classifies what attempt n, started at start, returned, and reports it.
-func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start time.Time) Result[T] {
+// result classifies what attempt n, started at start (a reading of now),
+// returned, and reports it.
+func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start time.Duration) Result[T] {
 	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
 	if p.onEvent != nil {
-		p.onEvent(ctx, p.own(), AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.clock.Since(start), Err: err})
+		p.onEvent(ctx, p.own(), AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.now() - start, Err: err})
 	}
 	return r
+}
+
+// epoch is what a pipeline on real time measures its attempts against.
+var epoch = time.Now()
+
+// now reads the pipeline's clock as the time elapsed since epoch. On real
+// time (no Options.Clock) that is time.Since, which reads only the monotonic
+// clock: half the cost of time.Now, which clockwork's real clock reads for
+// Now and for Since alike, twice per observed attempt.
+func (p *Pipeline[T]) now() time.Duration {
+	if p.realTime {
+		return time.Since(epoch)
+	}
+	return p.clock.Since(epoch)
 }
 
 // Discard releases the value of r, a result the stage drops rather than return:

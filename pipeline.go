@@ -92,6 +92,7 @@ type Pipeline[T any] struct {
 	classifier   outcome.Classifier[T]
 	onEvent      func(context.Context, Source, Event)
 	clock        clockwork.Clock
+	realTime     bool // clock is the real one New set, not one from Options
 	release      func(T)
 	whenReleased func(T, func()) T
 	describe     func(T) string
@@ -121,6 +122,7 @@ func New[T any](policies ...Policy[T]) *Pipeline[T] {
 		policies: append([]Policy[T](nil), policies...),
 		stages:   stages,
 		clock:    clockwork.NewRealClock(),
+		realTime: true,
 		guards:   new(sync.Pool),
 	}
 	p.guards.New = func() any { return newGuard[T](p.guards) }
@@ -158,7 +160,7 @@ func (p *Pipeline[T]) With(o Options[T]) *Pipeline[T] {
 		q.onEvent = o.OnEvent
 	}
 	if o.Clock != nil {
-		q.clock = o.Clock
+		q.clock, q.realTime = o.Clock, false
 	}
 	if o.Release != nil {
 		q.release = o.Release

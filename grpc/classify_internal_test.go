@@ -173,7 +173,7 @@ func TestStatusOfAStop(t *testing.T) {
 		{"attempts exhausted", &pipeline.StopError{Reason: pipeline.AttemptsExhausted, Attempts: 3, Err: unavailable}, codes.Unavailable, "down"},
 		{"a deadline passed", &pipeline.StopError{Reason: pipeline.Deadline, Err: unavailable, Cause: context.DeadlineExceeded}, codes.DeadlineExceeded, ""},
 		{"the caller canceled", &pipeline.StopError{Reason: pipeline.Canceled, Cause: context.Canceled}, codes.Canceled, ""},
-		{"judged the caller's before its context ended", &pipeline.StopError{Reason: pipeline.Canceled, Err: status.Error(codes.DeadlineExceeded, "late")}, codes.DeadlineExceeded, "late"},
+		{"judged the caller's before its context ended", &pipeline.StopError{Reason: pipeline.Deadline, Err: status.Error(codes.DeadlineExceeded, "late"), Cause: context.DeadlineExceeded}, codes.DeadlineExceeded, ""},
 		{"an error that is not a status", &pipeline.StopError{Reason: pipeline.Permanent, Err: errors.New("odd")}, codes.Unknown, ""},
 	} {
 		err := callError(tc.stop)

@@ -2,6 +2,7 @@ package pipelinegrpc_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -146,6 +147,10 @@ func TestAnAttemptTheCallersDeadlineBoundIsTheCallers(t *testing.T) {
 	_, err := client.UnaryCall(ctx, request("x"))
 	assert.Equal(t, codes.DeadlineExceeded, status.Code(err))
 	assert.Equal(t, 1, svc.Calls(unaryMethod), "the caller's deadline was retried")
+	stop, ok := errors.AsType[*pipeline.StopError](err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, pipeline.Deadline, stop.Reason, "the caller's deadline, as it will be a moment later")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	scope, err := c.Scope(pipelinegrpc.Key{Target: "passthrough:///a"})
 	require.NoError(t, err)
 	assert.Zero(t, scope.Breaker.Snapshot().ConsecutiveFailures)

@@ -33,11 +33,11 @@ func callError(err error) error {
 
 // statusOf is the status of an RPC the pipeline stopped: DeadlineExceeded
 // or Canceled for a deadline (ours or the caller's) that passed or a
-// cancellation, as gRPC would say them; otherwise the last attempt's own
-// status, code, message and details, as the server sent it (also for an
-// attempt judged the caller's whose context had not ended yet: a server
-// that ran out of the caller's time a moment before the client did); and
-// Unavailable for a refusal before any attempt ran (an open breaker).
+// cancellation, as gRPC would say them (a server that ran out of the
+// caller's time a moment before the client did stops the retry with a
+// Deadline too); otherwise the last attempt's own status, code, message and
+// details, as the server sent it; and Unavailable for a refusal before any
+// attempt ran (an open breaker).
 func statusOf(stop *pipeline.StopError) *status.Status {
 	if stop.Cause != nil || stop.Err == nil {
 		switch stop.Reason {

@@ -127,3 +127,15 @@ func TestScheduleInABubbleFollowsItsClock(t *testing.T) {
 		assert.Zero(t, b.count(), "a removed entry is not called")
 	})
 }
+
+// On real time the schedule reads the monotonic clock alone: its times carry a
+// monotonic reading, and they are time.Now's to within the two reads.
+func TestScheduleNowIsRealTime(t *testing.T) {
+	s := NewSchedule(nil)
+	before := time.Now()
+	now := s.Now()
+	after := time.Now()
+	assert.NotEqual(t, now, now.Round(0), "a monotonic reading")
+	assert.False(t, now.Before(before) || now.After(after), "%v outside [%v, %v]", now, before, after)
+	assert.WithinDuration(t, before, now.Round(0), time.Second, "the wall reading follows too")
+}

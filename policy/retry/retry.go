@@ -72,7 +72,10 @@ func New[T any](cfg Config) (*Policy[T], error) {
 //     retry-after hint. A refusal is never charged to the budget: the token a
 //     refused retry took is refunded.
 //   - The caller's cancellation, or ctx done: stop at once with reason Canceled
-//     or Deadline and Cause set to context.Cause(ctx).
+//     or Deadline and Cause set to context.Cause(ctx). An attempt judged the
+//     caller's doing while ctx is not done yet (a server's DeadlineExceeded
+//     that beat the caller's deadline by a moment) stops with Deadline if ctx
+//     has one, its Cause context.DeadlineExceeded.
 //   - Permanent: stop with reason Permanent.
 //   - Transient or Throttled with no attempts left: stop with AttemptsExhausted.
 //   - Otherwise the backoff gives the delay. If the wait would reach ctx's
@@ -176,10 +179,18 @@ func (p *Policy[T]) canceled(ctx context.Context, next pipeline.Next[T], r pipel
 	return p.stop(ctx, next, r, p.interrupted(ctx, attempts, next.ErrOf(r)))
 }
 
-// interrupted is the stop for a call whose ctx is done, or whose caller
-// canceled the attempt (then ctx may not be done yet: Canceled).
+// interrupted is the stop for a call whose ctx is done, or whose attempt was
+// judged the caller's doing while ctx was not done yet. Only a dependency
+// that answers for the caller's deadline does that: a gRPC server's
+// DeadlineExceeded, sent as the deadline the call carried fell due there,
+// arrives a moment before it falls due here. So a ctx with a deadline stops
+// with reason Deadline (and context.DeadlineExceeded as the cause, the one
+// known yet); without a deadline, with Canceled.
 func (p *Policy[T]) interrupted(ctx context.Context, attempts int, err error) *pipeline.StopError {
 	e := pipeline.Interrupted(ctx, p.Stage())
+	if _, ok := ctx.Deadline(); ok && e.Cause == nil {
+		e.Reason, e.Cause = pipeline.Deadline, context.DeadlineExceeded
+	}
 	e.Attempts, e.Err = attempts, err
 	return e
 }

@@ -215,6 +215,30 @@ func TestCallerCancellationIsNotRetried(t *testing.T) {
 	})
 }
 
+// A server that answers for the caller's deadline (gRPC's DeadlineExceeded)
+// can beat that deadline here by a moment: the attempt is judged the
+// caller's doing while ctx is not done yet. The stop says Deadline, as it
+// would a moment later, not Canceled with no cause.
+func TestDeadlineTheServerReportedFirstStopsWithDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		callers := func(int, error) (outcome.Verdict, bool) {
+			return outcome.Verdict{Kind: outcome.Permanent, Canceled: true}, true
+		}
+		p := pipeline.New[int](mustNew[int](t, Config{})).With(pipeline.Options[int]{Classifier: callers})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err := p.Execute(ctx, newWork(fail(errBoom)).fn)
+		e := stopError(t, err)
+		assert.Equal(t, pipeline.Deadline, e.Reason)
+		assert.ErrorIs(t, e.Cause, context.DeadlineExceeded)
+		assert.Same(t, errBoom, e.Err)
+
+		_, err = p.Execute(t.Context(), newWork(fail(errBoom)).fn)
+		e = stopError(t, err)
+		assert.Equal(t, pipeline.Canceled, e.Reason, "without a deadline, the caller's doing is a cancellation")
+	})
+}
+
 func TestOurOwnTimeoutAroundTheRetryStopsItWithItsCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := pipeline.New[int](mustNew[int](t, Config{}))
