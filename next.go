@@ -54,6 +54,15 @@ func (n Next[T]) Run(ctx context.Context) Result[T] {
 	return n.p.attempt(ctx, n.fn, int(n.pos.attempt))
 }
 
+// Inner describes the stage Run executes next, or is the zero StageInfo if
+// Run calls the caller's work.
+func (n Next[T]) Inner() StageInfo {
+	if int(n.pos.stage) < len(n.p.stages) {
+		return n.p.stages[n.pos.stage]
+	}
+	return StageInfo{}
+}
+
 // Attempt is the number of the attempt Run starts: 1 for the first, counting
 // every attempt of the logical call. A retry stage advances it with WithAttempt.
 func (n Next[T]) Attempt() int { return int(n.pos.attempt) }

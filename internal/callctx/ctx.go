@@ -47,6 +47,7 @@ type Ctx struct {
 
 	mu       sync.Mutex
 	watching bool  // watch has begun
+	lent     bool  // see Lend: the next deadline derived from it may be set on it
 	err      error // set once, before ended
 	cause    error
 	self     bool      // ended by its own Cancel or Expire, not its parent's
@@ -98,13 +99,57 @@ func WithCancel(parent context.Context, key, val any) *Ctx {
 // cause, as context.WithDeadlineCause's would, timed by s; now is s's time.
 // If the parent's deadline is earlier, the child keeps it and ends with the
 // parent, as the context package's does.
+//
+// A parent of ours that was lent (see [Ctx.Lend]) and is untouched since is
+// not derived from but takes the deadline itself, and WithDeadline returns
+// the parent: check for that (the result == parent) to leave the ending of
+// the context to the stage that lent it.
 func WithDeadline(parent context.Context, s *Schedule, now, d time.Time, cause error) *Ctx {
+	if p, ok := parent.(*Ctx); ok && p.take(s, now, d, cause) {
+		return p
+	}
 	c := WithCancel(parent, nil, nil)
+	c.tighten(s, now, d, cause)
+	return c
+}
+
+// tighten gives c the deadline d with cause, unless it has an earlier one
+// from its parent.
+func (c *Ctx) tighten(s *Schedule, now, d time.Time, cause error) {
 	if c.deadline.IsZero() || !c.deadline.Before(d) {
 		c.deadline, c.expiry = d, cause
 		s.Add(&c.at, c, now, d)
 	}
-	return c
+}
+
+// Parent is the context c was derived from.
+func (c *Ctx) Parent() context.Context { return c.parent }
+
+// Lend marks c, before it is handed to the next stage of a pipeline, as a
+// context that stage may take over: if the next stage derives a deadline
+// from it, with nothing between, WithDeadline sets the deadline on c itself
+// instead of making a child. A hedge lends each copy's context to the
+// attempt timeout inside it, so that the two make one context, not two.
+//
+// The stage that lends c must treat it from then on as the one it handed
+// over, not as a parent of it: it may cancel it and read its value, but its
+// Err and Deadline may be the taker's. Call Lend on the goroutine that made
+// c, before handing it over.
+func (c *Ctx) Lend() { c.lent = true }
+
+// take sets the deadline d with cause on c itself if c was lent and nothing
+// has touched it since: it has not ended, nobody has asked for its Done
+// channel or registered with it. It reports whether it did; a lent context
+// is taken once.
+func (c *Ctx) take(s *Schedule, now, d time.Time, cause error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.lent || c.watching || c.ended.Load() || c.kid != nil || c.fn.f != nil {
+		return false
+	}
+	c.lent = false
+	c.tighten(s, now, d, cause)
+	return true
 }
 
 // Due expires c, when its schedule says its deadline has come.

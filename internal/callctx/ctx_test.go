@@ -88,3 +88,44 @@ func TestACtxNobodyWaitsOnCostsOneAllocation(t *testing.T) {
 	})
 	require.Equal(t, 1.0, allocs, "the Ctx itself")
 }
+
+// A lent context takes the first deadline derived from it, once, unless
+// something touched it first: then WithDeadline makes a child, as it does of
+// any other parent.
+func TestALentContextTakesTheDeadlineOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewSchedule(nil)
+		errOurs := errors.New("ours")
+		derive := func(parent context.Context, d time.Duration) *Ctx {
+			now := s.Now()
+			return WithDeadline(parent, s, now, now.Add(d), errOurs)
+		}
+
+		lent := WithCancel(t.Context(), key{}, 7)
+		lent.Lend()
+		taken := derive(lent, time.Second)
+		require.Same(t, lent, taken)
+		assert.Equal(t, 7, taken.Value(key{}))
+		deadline, ok := taken.Deadline()
+		assert.True(t, ok && deadline.Equal(time.Now().Add(time.Second)))
+		assert.NotSame(t, lent, derive(lent, time.Second), "taken once")
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		assert.ErrorIs(t, taken.Err(), context.DeadlineExceeded)
+		assert.Same(t, errOurs, context.Cause(taken))
+
+		for name, touch := range map[string]func(*Ctx){
+			"asked for Done":  func(c *Ctx) { c.Done() },
+			"ended":           func(c *Ctx) { c.Cancel() },
+			"registered with": func(c *Ctx) { context.AfterFunc(c, func() {}) },
+			"derived from":    func(c *Ctx) { WithCancel(c, nil, nil).Done() },
+		} {
+			c := WithCancel(t.Context(), nil, nil)
+			c.Lend()
+			touch(c)
+			assert.NotSame(t, c, derive(c, time.Second), name)
+		}
+		notLent := WithCancel(t.Context(), nil, nil)
+		assert.NotSame(t, notLent, derive(notLent, time.Second))
+	})
+}

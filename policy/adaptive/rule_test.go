@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 )
@@ -130,4 +132,31 @@ func TestTheLimitStaysWithinItsBounds(t *testing.T) {
 		r.revise()
 	}
 	assert.Equal(t, 5, r.l.Limit(), "cuts stop at MinLimit")
+}
+
+// TestTheHintIsTheMedianOnTheEstimatorsClock reads a refusal's hint after
+// calls of two latencies, as the limiter's clock measured them. Calls of
+// 40 ms read as 40 ms. Calls held while the clock jumps forty minutes read as
+// the top of the estimator's histogram, 2^35 ns rounded up to the
+// millisecond: the hint never exceeds 34.36 s, however long the calls took.
+func TestTheHintIsTheMedianOnTheEstimatorsClock(t *testing.T) {
+	r := newRig(t, adaptive.Config{InitialLimit: 1, MinLimit: 1, MaxLimit: 1})
+	hint := func() time.Duration {
+		t.Helper()
+		tk, ok := r.l.TryAcquire()
+		require.True(t, ok)
+		defer r.l.Done(tk, canceled)
+		_, err := r.l.Acquire(t.Context())
+		stop, isStop := errors.AsType[*pipeline.StopError](err)
+		require.True(t, isStop, "want a refusal, got %v", err)
+		return stop.RetryAfter
+	}
+	for range 12 {
+		r.batch(1, 40*time.Millisecond, success)
+	}
+	r.revise()
+	assert.InEpsilon(t, 40*time.Millisecond, hint(), 0.05)
+	r.batch(1, 40*time.Minute, success) // the 40 ms calls leave the 30 s window
+	r.revise()
+	assert.Equal(t, 34360*time.Millisecond, hint())
 }

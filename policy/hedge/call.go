@@ -59,7 +59,7 @@ func newCall[T any](p *Policy[T]) *call[T] {
 // started, on the estimator's clock.
 func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, delay time.Duration) pipeline.Result[T] {
 	c := p.calls.Get().(*call[T])
-	first := callctx.WithCancel(ctx, copyKey{}, 0)
+	first := c.copyContext(ctx, next, 0)
 	c.mu.Lock()
 	c.ctx, c.next, c.delay = ctx, next, delay
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: first, start: start})
@@ -77,6 +77,21 @@ func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, de
 	r := next.Run(first)
 	returned = true
 	return c.finish(r, true)
+}
+
+// copyContext makes the context of copy k, a child of ctx. If the stage
+// inside is a timeout (an attempt timeout, as in the standard preset), the
+// context is lent to it (see callctx.Ctx.Lend): the timeout sets its deadline
+// on it rather than derive another, so that a copy costs one context, not
+// two. Any other stage inside may run the rest more than once with the same
+// context (a retry does), where one attempt's deadline must not end the next
+// one's: its copies get a context of their own.
+func (c *call[T]) copyContext(ctx context.Context, next pipeline.Next[T], k int) *callctx.Ctx {
+	cp := callctx.WithCancel(ctx, copyKey{}, k)
+	if next.Inner().Kind == "timeout" {
+		cp.Lend()
+	}
+	return cp
 }
 
 // finish settles the first copy with r, waits for a winner or for every copy to
@@ -162,7 +177,7 @@ func (c *call[T]) Due() {
 		c.skipped(c.ctx, next, why)
 		return
 	}
-	ctx := callctx.WithCancel(c.ctx, copyKey{}, k)
+	ctx := c.copyContext(c.ctx, next, k)
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: ctx, start: c.p.est.Now()})
 	c.running++
 	c.pending--

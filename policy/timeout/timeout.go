@@ -47,25 +47,28 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	if ctx.Err() != nil {
 		return p.stop(ctx, next, pipeline.Result[T]{})
 	}
-	inner, cancel := p.derive(ctx)
+	inner := p.derive(ctx)
+	if inner == ctx { // a hedge's copy, lent to us: the hedge ends it
+		return p.judge(inner.Parent(), inner, next, next.AbandonAfter(p.grace).Run(inner))
+	}
 	held := false
 	defer func() {
 		if !held { // the work panicked
-			cancel()
+			inner.Cancel()
 		}
 	}()
 	r := next.AbandonAfter(p.grace).Run(inner)
 	held = true
-	return next.Hold(p.judge(ctx, inner, next, r), cancel)
+	return next.Hold(p.judge(ctx, inner, next, r), inner.Cancel)
 }
 
 // derive returns the context the stage passes inward, which expires after the
 // stage's timeout with p.cause. The stage's schedule expires it, with one
-// runtime timer for all the stage's calls.
-func (p *Policy[T]) derive(ctx context.Context) (*callctx.Ctx, func()) {
+// runtime timer for all the stage's calls. A context a hedge lent (see
+// callctx.Ctx.Lend) takes the deadline itself, and derive returns it.
+func (p *Policy[T]) derive(ctx context.Context) *callctx.Ctx {
 	now := p.expiry.Now()
-	inner := callctx.WithDeadline(ctx, p.expiry, now, now.Add(p.timeout), p.cause)
-	return inner, inner.Cancel
+	return callctx.WithDeadline(ctx, p.expiry, now, now.Add(p.timeout), p.cause)
 }
 
 // judge returns r as it is if it came in time, the caller's own cancellation
