@@ -37,6 +37,8 @@ type Budget struct {
 	rate     float64 // units per nanosecond, which is tokens per second
 	capacity int64   // most units the bucket holds, >= unit
 	clock    clockwork.Clock
+	realTime bool      // no Config.Clock: now reads the monotonic clock alone
+	epoch    time.Time // what real time is read against
 	name     string
 
 	mu     sync.Mutex // guards tokens, frac and last
@@ -61,15 +63,28 @@ func New(cfg Config) (*Budget, error) {
 		clock = clockwork.NewRealClock()
 	}
 	capacity := int64(math.Round(cfg.Capacity * unit))
-	return &Budget{
+	b := &Budget{
 		deposit:  int64(math.Round(cfg.DepositPerSuccess * unit)),
 		rate:     cfg.RefillPerSecond,
 		capacity: capacity,
 		clock:    clock,
+		realTime: cfg.Clock == nil,
+		epoch:    clock.Now(),
 		name:     cfg.Name,
 		tokens:   capacity,
-		last:     clock.Now(),
-	}, nil
+	}
+	b.last = b.epoch
+	return b, nil
+}
+
+// now reads the budget's clock. On real time it reads the monotonic clock
+// alone, as the epoch plus time.Since of it, which costs half of time.Now: a
+// retry and a hedge each withdraw once.
+func (b *Budget) now() time.Time {
+	if b.realTime {
+		return b.epoch.Add(time.Since(b.epoch))
+	}
+	return b.clock.Now()
 }
 
 // Name returns the budget's name (Config.Name).
@@ -108,7 +123,7 @@ func (b *Budget) Withdraw() (wait time.Duration, ok bool) {
 	if b.clock == nil {
 		panic(notBuilt)
 	}
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	b.refill(now)
 	if b.tokens >= unit {
@@ -146,7 +161,7 @@ func (b *Budget) Tokens() float64 {
 	if b.clock == nil {
 		panic(notBuilt)
 	}
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	units := b.level(now)
 	b.mu.Unlock()
@@ -175,7 +190,7 @@ func (b *Budget) Utilization() float64 {
 	if b.clock == nil {
 		panic(notBuilt)
 	}
-	now := b.clock.Now()
+	now := b.now()
 	b.mu.Lock()
 	units := b.level(now)
 	b.mu.Unlock()

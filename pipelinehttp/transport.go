@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jonboulle/clockwork"
@@ -190,11 +191,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case rewindable(req):
 		p = s.once
 	}
-	c := &call{base: t.base, req: req}
-	resp, err := p.Execute(req.Context(), c.attempt)
+	c := calls.Get().(*call)
+	c.base, c.req = t.base, req
+	resp, err := p.Execute(req.Context(), c.send)
 	if !c.taken.Load() {
 		closeBody(req) // no attempt sent it: the contract says RoundTrip closes it
 	}
+	c.recycle()
 	if resp != nil {
 		return resp, nil // the last response, even a failing one: as http.Client returns it
 	}
@@ -209,11 +212,29 @@ func closeBody(req *http.Request) {
 }
 
 // call is one RoundTrip: the caller's request, and whether its body has been
-// handed to an attempt yet.
+// handed to an attempt yet. Calls are pooled, each with its attempt function
+// bound once: when Execute returns, every attempt has returned (no stage of
+// the transport's pipelines abandons work), so nothing uses the call after
+// RoundTrip puts it back.
 type call struct {
 	base  http.RoundTripper
 	req   *http.Request
 	taken atomic.Bool // req.Body has been given to an attempt, which closes it
+	send  pipeline.Func[*http.Response]
+}
+
+// calls is the pool of calls.
+var calls = sync.Pool{New: func() any {
+	c := new(call)
+	c.send = c.attempt
+	return c
+}}
+
+// recycle puts c back in the pool.
+func (c *call) recycle() {
+	c.base, c.req = nil, nil
+	c.taken.Store(false)
+	calls.Put(c)
 }
 
 // attempt sends one copy of the request, with ctx: a copy of the caller's,

@@ -12,6 +12,10 @@
 //     each other until something waits on one: a whole-call timeout, a hedge's
 //     copy and an attempt timeout make one Done channel between them, the
 //     innermost's, when the work asks for it.
+//   - A stage may lend the context it hands inward to a timeout right inside
+//     it ([Ctx.Lend]), which then sets its deadline on that context rather
+//     than derive a child: a hedge's copy and its attempt timeout make one
+//     context, not two.
 //
 // A Ctx answers context.Cause with the cause it was canceled with, as
 // context.WithCancelCause's would; its Err is context.DeadlineExceeded when it

@@ -59,7 +59,12 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	}()
 	r := next.AbandonAfter(p.grace).Run(inner)
 	held = true
-	return next.Hold(p.judge(ctx, inner, next, r), inner.Cancel)
+	r = p.judge(ctx, inner, next, r)
+	if !next.Holds() { // end it here: passing inner.Cancel to Hold would allocate
+		inner.Cancel()
+		return r
+	}
+	return next.Hold(r, inner.Cancel)
 }
 
 // derive returns the context the stage passes inward, which expires after the
