@@ -26,6 +26,11 @@ type Leveled interface {
 // the logger's handler is enabled for cost a call to Enabled and nothing
 // more. A nil logger means slog.Default(), read at each event. The hook is
 // safe for concurrent use; combine it with other hooks with [Hooks].
+//
+// A stop is logged at its level where it was made. An outer stage that
+// passes it on (a retry returning a breaker's refusal, which names the
+// breaker) reports it again, and that report is logged at Debug, so that one
+// refusal makes one warning, as the OpenTelemetry module counts it once.
 func LogEvents(logger *slog.Logger) func(context.Context, Source, Event) {
 	return func(ctx context.Context, src Source, e Event) {
 		l := logger
@@ -35,6 +40,9 @@ func LogEvents(logger *slog.Logger) func(context.Context, Source, Event) {
 		level := slog.LevelInfo
 		if lv, ok := e.(Leveled); ok {
 			level = lv.Level()
+		}
+		if s, ok := e.(Stopped); ok && s.Err != nil && (s.Err.Stage != src.Stage || s.Err.Name != src.Name) {
+			level = slog.LevelDebug // passed on: logged where it was made
 		}
 		if !l.Enabled(ctx, level) {
 			return

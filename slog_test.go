@@ -176,12 +176,14 @@ func TestLogEventsLogsEveryEvent(t *testing.T) {
 			slog.LevelDebug, map[string]any{"attempt": int64(2), "verdict": "transient", "duration": time.Second, "err": "boom"}},
 		{pipeline.AttemptFinished{Attempt: 1, Duration: time.Millisecond},
 			slog.LevelDebug, map[string]any{"attempt": int64(1), "verdict": "ok", "duration": time.Millisecond}},
+		// A breaker's refusal the retry passes on: a warning where it was made
+		// (TestARefusalPassedOnIsOneWarning), not again here.
 		{pipeline.Stopped{Err: &pipeline.StopError{Stage: "breaker", Name: "payments", Reason: pipeline.DependencyUnavailable, RetryAfter: 5 * time.Second}},
-			slog.LevelWarn, map[string]any{"stage": "breaker", "name": "payments", "reason": "dependency unavailable", "retry_after": 5 * time.Second}},
-		{pipeline.Stopped{Err: &pipeline.StopError{Stage: "retry", Reason: pipeline.BudgetExhausted, Attempts: 1, Err: boom}},
-			slog.LevelWarn, map[string]any{"stage": "retry", "name": "", "reason": "retry budget exhausted", "attempts": int64(1), "err": "boom"}},
-		{pipeline.Stopped{Err: &pipeline.StopError{Stage: "retry", Reason: pipeline.AttemptsExhausted, Attempts: 3, Err: boom}},
-			slog.LevelInfo, map[string]any{"stage": "retry", "name": "", "reason": "attempts exhausted", "attempts": int64(3), "err": "boom"}},
+			slog.LevelDebug, map[string]any{"stage": "breaker", "name": "payments", "reason": "dependency unavailable", "retry_after": 5 * time.Second}},
+		{pipeline.Stopped{Err: &pipeline.StopError{Stage: "retry", Name: "payments", Reason: pipeline.BudgetExhausted, Attempts: 1, Err: boom}},
+			slog.LevelWarn, map[string]any{"stage": "retry", "name": "payments", "reason": "retry budget exhausted", "attempts": int64(1), "err": "boom"}},
+		{pipeline.Stopped{Err: &pipeline.StopError{Stage: "retry", Name: "payments", Reason: pipeline.AttemptsExhausted, Attempts: 3, Err: boom}},
+			slog.LevelInfo, map[string]any{"stage": "retry", "name": "payments", "reason": "attempts exhausted", "attempts": int64(3), "err": "boom"}},
 		{pipeline.Stopped{Err: &pipeline.StopError{Stage: "timeout", Reason: pipeline.Canceled, Cause: context.Canceled}},
 			slog.LevelDebug, map[string]any{"stage": "timeout", "name": "", "reason": "canceled", "cause": "context canceled"}},
 		{pipeline.Abandoned{Attempt: 1, Grace: time.Second},
@@ -282,6 +284,29 @@ func logThroughAPipeline(t *testing.T) {
 		msgs = append(msgs, e[slog.MessageKey].(string)+" "+e["stage"].(string))
 	}
 	assert.Equal(t, []string{"attempt pipeline", "retry.scheduled retry", "attempt pipeline"}, msgs)
+}
+
+// A refusal is one warning: the breaker stage's stop is logged at Warn, and
+// the retry outside, which passes the same stop on, is logged at Debug.
+func TestARefusalPassedOnIsOneWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newCapture(slog.LevelDebug)
+		b, err := breaker.New(breaker.Config{Name: "svc", ConsecutiveFailures: 1})
+		require.NoError(t, err)
+		r, err := retry.New[string](retry.Config{Name: "svc", RefusalPause: -1})
+		require.NoError(t, err)
+		p := pipeline.New[string](r, breaker.Guard[string](b)).With(pipeline.Options[string]{Name: "svc", OnEvent: pipeline.LogEvents(slog.New(h))})
+		b.Isolate()
+		_, err = p.Execute(t.Context(), func(context.Context) (string, error) { return "ok", nil })
+		require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		var stops []string
+		for _, e := range h.all() {
+			if e[slog.MessageKey] == "stopped" {
+				stops = append(stops, e[slog.LevelKey].(slog.Level).String()+" "+e["stage"].(string))
+			}
+		}
+		assert.Equal(t, []string{"WARN breaker", "DEBUG retry"}, stops)
+	})
 }
 
 // TestLogEventsNilLoggerUsesTheDefault checks that a nil logger logs through
