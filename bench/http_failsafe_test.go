@@ -9,28 +9,55 @@ import (
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/failsafe-go/failsafe-go/failsafehttp"
+	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
 )
 
-func init() { failsafeHTTP = newFailsafeHTTP }
+func init() {
+	failsafeHTTP = []httpRow{{"failsafe", newFailsafeHTTP}, {"failsafe-card", newFailsafeHTTPCard}}
+}
 
 // newFailsafeHTTP is failsafehttp's round tripper with the composition of the
 // other benchmarks' card: a 30 s timeout (our whole-call default), its HTTP
 // retry policy (retries 5xx, 429 and errors, honours Retry-After) with three
 // attempts and a budget, and a count-based breaker set to our defaults that
-// counts 5xx responses as failures.
+// counts 5xx responses as failures. It is our default transport less the
+// hedge and the attempt timeout.
 func newFailsafeHTTP(base http.RoundTripper) *http.Client {
-	cb := circuitbreaker.NewBuilder[*http.Response]().
+	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
+	policies := []failsafe.Policy[*http.Response]{fstimeout.New[*http.Response](standard.DefaultTimeout), rp, failsafeHTTPBreaker()}
+	return &http.Client{Transport: failsafehttp.NewRoundTripper(base, policies...)}
+}
+
+// newFailsafeHTTPCard is failsafehttp's round tripper with our default
+// transport's composition, stage for stage: newFailsafeHTTP's, then a hedge
+// sharing the retry's budget and a 10 s attempt timeout inside it. The
+// hedge's delay is fixed at our hedge's shortest (hedge.DefaultMinDelay,
+// 10 ms), the delay ours has on loopback, where a GET takes tens of
+// microseconds: armed on every request, it never fires, in either client.
+func newFailsafeHTTPCard(base http.RoundTripper) *http.Client {
+	funds := fsbudget.New()
+	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(funds).Build()
+	hp := hedgepolicy.NewBuilderWithDelay[*http.Response](hedge.DefaultMinDelay).WithBudget(funds).Build()
+	policies := []failsafe.Policy[*http.Response]{
+		fstimeout.New[*http.Response](standard.DefaultTimeout), rp, failsafeHTTPBreaker(), hp,
+		fstimeout.New[*http.Response](standard.DefaultAttemptTimeout),
+	}
+	return &http.Client{Transport: failsafehttp.NewRoundTripper(base, policies...)}
+}
+
+// failsafeHTTPBreaker is a count-based breaker set to our defaults that
+// counts errors and 5xx responses as failures.
+func failsafeHTTPBreaker() circuitbreaker.CircuitBreaker[*http.Response] {
+	return circuitbreaker.NewBuilder[*http.Response]().
 		HandleIf(func(r *http.Response, err error) bool { return err != nil || r.StatusCode >= 500 }).
 		WithFailureThresholdRatio(breaker.DefaultConsecutiveFailures, breaker.DefaultConsecutiveFailures).
 		WithSuccessThreshold(breaker.DefaultProbeSuccesses).
 		WithDelay(breaker.DefaultBreakDuration).
 		Build()
-	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
-	policies := []failsafe.Policy[*http.Response]{fstimeout.New[*http.Response](standard.DefaultTimeout), rp, cb}
-	return &http.Client{Transport: failsafehttp.NewRoundTripper(base, policies...)}
 }

@@ -80,11 +80,10 @@ func oursHTTPNoHedge(base http.RoundTripper) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// failsafeHTTP builds the failsafehttp client, when the file that defines
-// it is built: http_failsafe_test.go, behind the build tag failsafehttp until
-// this module's go.mod lists the dependency failsafehttp adds
-// (github.com/influxdata/tdigest). Nil otherwise, and the row is left out.
-var failsafeHTTP func(base http.RoundTripper) *http.Client
+// failsafeHTTP are the failsafehttp rows, which http_failsafe_test.go
+// defines: failsafe (our transport's composition less the hedge and the
+// attempt timeout) and failsafe-card (the same stages as ours).
+var failsafeHTTP []httpRow
 
 // ---- the benchmark ----
 
@@ -97,13 +96,9 @@ type httpRow struct {
 	client func(base http.RoundTripper) *http.Client
 }
 
-// httpRows are the rows, in order; the failsafe row only if it is built.
+// httpRows are the rows, in order.
 func httpRows() []httpRow {
-	rows := []httpRow{{"bare", bareHTTP}, {"ours", oursHTTP}, {"ours-nohedge", oursHTTPNoHedge}}
-	if failsafeHTTP != nil {
-		rows = append(rows, httpRow{"failsafe", failsafeHTTP})
-	}
-	return rows
+	return append([]httpRow{{"bare", bareHTTP}, {"ours", oursHTTP}, {"ours-nohedge", oursHTTPNoHedge}}, failsafeHTTP...)
 }
 
 // getter returns a function that GETs url with client, reads the body to its

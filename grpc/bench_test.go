@@ -3,7 +3,8 @@ package pipelinegrpc_test
 // The unary benchmarks: one UnaryCall over loopback TCP through a bare
 // channel, through our Client (every default, the method declared
 // idempotent; without the hedge; and a method sent once) and through
-// failsafe-go's failsafegrpc interceptor with a comparable composition.
+// failsafe-go's failsafegrpc interceptor with our composition less the hedge
+// and the attempt timeout (failsafe) and with all of it (failsafe-card).
 // docs/grpc.md gives the figures and the command.
 
 import (
@@ -18,6 +19,7 @@ import (
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/failsafe-go/failsafe-go/failsafegrpc"
+	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -25,6 +27,7 @@ import (
 
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
 )
@@ -52,21 +55,39 @@ func ours(cfg pipelinegrpc.Config, once bool) func(b *testing.B) []grpc.DialOpti
 	}
 }
 
-// failsafeOptions is failsafegrpc's interceptor with the composition of our
-// standard pipeline less the hedge and the attempt timeout: a 30 s timeout
-// (our whole call's), its gRPC retry policy (Unavailable, DeadlineExceeded,
-// ResourceExhausted) with three attempts and a budget, and a count-based
-// breaker set to our defaults; gRPC's own retries off, as DialOptions does.
-func failsafeOptions(*testing.B) []grpc.DialOption {
+// failsafePolicies is failsafegrpc's composition of our standard pipeline:
+// a 30 s timeout (our whole call's), its gRPC retry policy (Unavailable,
+// DeadlineExceeded, ResourceExhausted) with three attempts and a budget, a
+// count-based breaker set to our defaults and, if card, the rest of our
+// stages: a hedge sharing the retry's budget and a 10 s attempt timeout
+// inside it. The hedge's delay is fixed at our hedge's shortest
+// (hedge.DefaultMinDelay, 10 ms), the delay ours has on loopback, where a
+// call takes tens of microseconds: armed on every call, it never fires, in
+// either client.
+func failsafePolicies(card bool) []failsafe.Policy[*testgrpc.SimpleResponse] {
 	type R = *testgrpc.SimpleResponse
 	cb := circuitbreaker.NewBuilder[R]().
 		WithFailureThresholdRatio(breaker.DefaultConsecutiveFailures, breaker.DefaultConsecutiveFailures).
 		WithSuccessThreshold(breaker.DefaultProbeSuccesses).
 		WithDelay(breaker.DefaultBreakDuration).
 		Build()
-	rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
+	funds := fsbudget.New()
+	rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(funds).Build()
 	policies := []failsafe.Policy[R]{fstimeout.New[R](standard.DefaultTimeout), rp, cb}
-	return []grpc.DialOption{grpc.WithDisableRetry(), grpc.WithUnaryInterceptor(failsafegrpc.NewUnaryClientInterceptor(policies...))}
+	if card {
+		hp := hedgepolicy.NewBuilderWithDelay[R](hedge.DefaultMinDelay).WithBudget(funds).Build()
+		policies = append(policies, hp, fstimeout.New[R](standard.DefaultAttemptTimeout))
+	}
+	return policies
+}
+
+// failsafeOptions is failsafegrpc's interceptor with failsafePolicies(card),
+// gRPC's own retries off, as DialOptions does.
+func failsafeOptions(card bool) func(*testing.B) []grpc.DialOption {
+	return func(*testing.B) []grpc.DialOption {
+		icpt := failsafegrpc.NewUnaryClientInterceptor(failsafePolicies(card)...)
+		return []grpc.DialOption{grpc.WithDisableRetry(), grpc.WithUnaryInterceptor(icpt)}
+	}
 }
 
 // benchRows are the rows, in order.
@@ -76,7 +97,8 @@ var benchRows = []benchRow{
 	{"ours", ours(pipelinegrpc.Config{}, false), false},
 	{"ours-nohedge", ours(pipelinegrpc.Config{Standard: standard.Config{NoHedge: true}}, false), false},
 	{"ours-once", ours(pipelinegrpc.Config{}, true), false},
-	{"failsafe", failsafeOptions, false},
+	{"failsafe", failsafeOptions(false), false},
+	{"failsafe-card", failsafeOptions(true), false},
 }
 
 // loopback serves the echoing TestService on a loopback TCP port, until the
@@ -196,15 +218,8 @@ func interceptorOf(b *testing.B, row benchRow) grpc.UnaryClientInterceptor {
 	switch row.name {
 	case "bare", "bare-deadline":
 		return nil
-	case "failsafe":
-		type R = *testgrpc.SimpleResponse
-		cb := circuitbreaker.NewBuilder[R]().
-			WithFailureThresholdRatio(breaker.DefaultConsecutiveFailures, breaker.DefaultConsecutiveFailures).
-			WithSuccessThreshold(breaker.DefaultProbeSuccesses).
-			WithDelay(breaker.DefaultBreakDuration).
-			Build()
-		rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
-		return failsafegrpc.NewUnaryClientInterceptor[R](fstimeout.New[R](standard.DefaultTimeout), rp, cb)
+	case "failsafe", "failsafe-card":
+		return failsafegrpc.NewUnaryClientInterceptor(failsafePolicies(row.name == "failsafe-card")...)
 	}
 	cfg := pipelinegrpc.Config{}
 	switch row.name {

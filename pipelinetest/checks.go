@@ -189,8 +189,8 @@ func (c *check[T]) concurrentUse() {
 					}
 					return c.Value, nil
 				})
-				if err != nil && !errors.Is(err, errWork) {
-					c.t.Errorf("Execute returned %v, want nil or the work's error", err)
+				if err != nil && !errors.Is(err, errWork) && !isRefusal(err) {
+					c.t.Errorf("Execute returned %v, want nil, the work's error or a refusal of the stage's own", err)
 				}
 			}
 		})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/resilience-go/pipeline"
 )
 
 // saturation is how many calls ReturnsPromptlyWhenSaturated runs at once:
@@ -20,7 +22,8 @@ const promptly = 10 * time.Millisecond
 // context, whose work blocks until that context is done. Once every call is
 // either in the work or waiting in the stage, it cancels the calls that are
 // waiting in the stage, then the others; each must return promptly, with an
-// error matching context.Canceled. Canceling the calls in the work first would
+// error matching context.Canceled. Calls the stage refused at once (a
+// bulkhead without a queue, a rate limiter) are left out. Canceling the calls in the work first would
 // free whatever they hold, and hide a stage that waits for it without
 // watching its context.
 func (c *check[T]) returnsPromptlyWhenSaturated() {
@@ -49,9 +52,11 @@ func (c *check[T]) returnsPromptlyWhenSaturated() {
 	}
 
 	var waiting, working []int
+	refused := make(map[int]bool) // calls the stage refused before any was canceled
 	for i, cl := range calls {
 		switch {
 		case closed(cl.returned):
+			refused[i] = isRefusal(cl.err)
 		case closed(cl.entered):
 			working = append(working, i)
 		default:
@@ -70,11 +75,28 @@ func (c *check[T]) returnsPromptlyWhenSaturated() {
 		return
 	}
 	for i, cl := range calls {
-		if !errors.Is(cl.err, context.Canceled) {
-			t.Errorf("call %d of %d, canceled, returned %v; want an error matching context.Canceled", i+1, saturation, cl.err)
+		if !refused[i] && !errors.Is(cl.err, context.Canceled) {
+			t.Errorf("call %d of %d, canceled, returned %v; want an error matching context.Canceled "+
+				"(or, before it was canceled, a refusal of the stage's own)", i+1, saturation, cl.err)
 			return
 		}
 	}
+}
+
+// isRefusal reports whether err is a stage's refusal of its own: a
+// *pipeline.StopError saying that a limit, a breaker or a budget turned the
+// call away. A stage that limits may refuse some of many calls at once rather
+// than let them wait.
+func isRefusal(err error) bool {
+	stop, ok := errors.AsType[*pipeline.StopError](err)
+	if !ok {
+		return false
+	}
+	switch stop.Reason {
+	case pipeline.DependencyUnavailable, pipeline.BudgetExhausted, pipeline.RateLimited, pipeline.ConcurrencyLimited:
+		return true
+	}
+	return false
 }
 
 // cancelAndAwait cancels the calls numbered in which and waits, at most

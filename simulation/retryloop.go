@@ -65,7 +65,7 @@ type step struct {
 //   - OK: deposit, served.
 //   - self-imposed (refused by the breaker): refund the token of a refused
 //     retry; stop with Deadline if the call is done, else DependencyUnavailable
-//     after pausing (at most until the deadline).
+//     after pausing (at most until the deadline, and at most the refusal's hint).
 //   - canceled, or the call is done: stop with Deadline (Canceled if there is
 //     no deadline to blame).
 //   - not retryable: stop with Permanent.
@@ -88,6 +88,9 @@ func (l *loop) after(n int, v outcome.Verdict, now, deadline time.Time) step {
 			return step{reason: pipeline.Deadline, attempts: n - 1}
 		}
 		pause := l.pause
+		if hint := v.RetryAfter(); hint > 0 {
+			pause = min(pause, hint)
+		}
 		if !deadline.IsZero() {
 			pause = min(pause, deadline.Sub(now))
 		}

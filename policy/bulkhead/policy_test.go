@@ -26,6 +26,12 @@ func TestConformance(t *testing.T) {
 			return bulkhead.Guard[string](mustNew(t, bulkhead.Config{MaxConcurrent: 4, MaxQueue: 64, MaxWait: time.Hour}))
 		}, "value")
 	})
+	t.Run("refusing when full", func(t *testing.T) {
+		// No queue: of the suite's 64 calls at once, all but 4 are refused.
+		pipelinetest.Run(t, func() pipeline.Policy[string] {
+			return bulkhead.Guard[string](mustNew(t, bulkhead.Config{MaxConcurrent: 4}))
+		}, "value")
+	})
 	t.Run("one at a time", func(t *testing.T) {
 		pipelinetest.Run(t, func() pipeline.Policy[string] {
 			return bulkhead.Guard[string](mustNew(t, bulkhead.Config{MaxConcurrent: 1, MaxQueue: 128, MaxWait: time.Hour}))

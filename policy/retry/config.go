@@ -43,7 +43,8 @@ type Config struct {
 	Rand rand.Source
 	// RefusalPause is how long a call that an inner stage refused (an open
 	// breaker) waits before it returns, at most until the call's deadline and
-	// less if the caller cancels, so a caller that loops on refusals cannot spin.
+	// the refusal's own hint, and less if the caller cancels, so a caller that
+	// loops on refusals cannot spin.
 	// Zero means [DefaultRefusalPause] (100 ms); a negative value means no pause,
 	// for callers that pace themselves (a server that sheds the request at once).
 	RefusalPause time.Duration

@@ -79,6 +79,20 @@ func TestRefusalPauseIsBoundedByTheDeadline(t *testing.T) {
 	})
 }
 
+func TestRefusalPauseIsBoundedByTheHint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		br := &fakeBreaker{retryAfter: 5 * time.Millisecond} // a rate limit's next token
+		br.open.Store(true)
+		p := pipeline.New[int](mustNew[int](t, Config{}), br.stage())
+		start := time.Now()
+		_, err := p.Execute(t.Context(), newWork(succeed(1)).fn)
+		assert.Equal(t, 5*time.Millisecond, time.Since(start), "no longer than the refusal asked for")
+		e := stopError(t, err)
+		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason, "the refusal is still the reason")
+		assert.Zero(t, e.RetryAfter, "the hint has passed: the caller may call again at once")
+	})
+}
+
 func TestRefusalPauseEndsWhenTheCallerCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		br := &fakeBreaker{retryAfter: time.Minute}

@@ -198,7 +198,7 @@ func (p *Policy[T]) interrupted(ctx context.Context, attempts int, err error) *p
 // refused stops the call because an inner stage refused attempt attempts+1:
 // refusal is that attempt's result, last the attempt that ran before it, its
 // value already released (zero if none ran). The stop keeps the refusing stage's name and reason, and its hint
-// less the pause, unless ctx was already done on arrival: then the caller's
+// less the pause (which is no longer than the hint), unless ctx was already done on arrival: then the caller's
 // cancellation wins. A deadline or cancellation during the pause only ends the
 // pause early (the pause is cut to end at the deadline): the refusal is what
 // stopped the call, whichever timer fires first.
@@ -216,6 +216,9 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 		e.Stage, e.Name, e.Reason, e.RetryAfter = inner.Stage, inner.Name, inner.Reason, inner.RetryAfter
 	}
 	if pause := p.pause; pause > 0 {
+		if e.RetryAfter > 0 { // a refusal that asks for less (a rate limit's next token) waits no longer
+			pause = min(pause, e.RetryAfter)
+		}
 		if deadline, ok := ctx.Deadline(); ok {
 			pause = max(min(pause, time.Until(deadline)), 0)
 		}
