@@ -142,9 +142,12 @@ func (l *Limiter) InFlight() int { return l.slots.InFlight() }
 // Queued returns how many calls wait for a slot now.
 func (l *Limiter) Queued() int { return l.slots.Queued() }
 
-// Ticket is a slot a call holds: give it back with [Limiter.Done], once.
+// Ticket is a slot a call holds: give it back with [Limiter.Done], once. The
+// zero Ticket (what a refused TryAcquire or Acquire returns) holds no slot;
+// giving it back does nothing.
 type Ticket struct {
 	start time.Duration // on the estimator's clock
+	held  bool          // a slot was taken
 }
 
 // TryAcquire takes a slot if one is free and no call is queued. It never
@@ -155,7 +158,7 @@ func (l *Limiter) TryAcquire() (Ticket, bool) {
 		return Ticket{}, false
 	}
 	l.raisePeak(n)
-	return Ticket{start: l.est.Now()}, true
+	return Ticket{start: l.est.Now(), held: true}, true
 }
 
 // Acquire takes a slot, waiting in the queue for one if the limit is reached
@@ -183,7 +186,7 @@ func (l *Limiter) acquire(ctx context.Context) (Ticket, time.Duration, error) {
 	}
 	l.raisePeak(l.slots.InFlight())
 	now := l.est.Now()
-	return Ticket{start: now}, now - start, nil
+	return Ticket{start: now, held: true}, now - start, nil
 }
 
 // raisePeak raises peak to n.
@@ -211,6 +214,9 @@ func (l *Limiter) Done(t Ticket, v outcome.Verdict) {
 // keeps the call's value alive gives it back when the value is released). It
 // returns the revision the call made, if it made one that moved the limit.
 func (l *Limiter) done(t Ticket, v outcome.Verdict, release bool) (Revision, bool) {
+	if !t.held { // a refusal's ticket, given back by mistake: no slot, no latency
+		return Revision{}, false
+	}
 	now := l.est.Now()
 	if release {
 		l.slots.Release()

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -153,6 +154,26 @@ func TestAPanicGivesTheSlotBackAndTeachesNothing(t *testing.T) {
 	assert.Zero(t, n)
 	_, err := p.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
 	assert.NoError(t, err)
+}
+
+func TestARefusedTicketGivenBackDoesNothing(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := mustNew(t, adaptive.Config{InitialLimit: 1, MinLimit: 1, Clock: clock})
+	held, ok := l.TryAcquire()
+	require.True(t, ok)
+	refused, ok := l.TryAcquire()
+	require.False(t, ok)
+	clock.Advance(time.Minute)
+
+	l.Done(refused, outcome.Verdict{}) // the ok ignored: a caller's mistake
+	assert.Equal(t, 1, l.InFlight(), "the slot held is still held")
+	_, n := l.Estimator().Quantile(l.Estimator().Now(), 0.5)
+	assert.Zero(t, n, "no latency learned from a call that never ran")
+	_, ok = l.TryAcquire()
+	assert.False(t, ok, "no slot was freed")
+
+	l.Done(held, outcome.Verdict{})
+	assert.Zero(t, l.InFlight())
 }
 
 func TestACanceledQueuedCallIsInterrupted(t *testing.T) {

@@ -204,9 +204,15 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 
 // Release gives back a slot taken by [Bulkhead.TryAcquire] or
 // [Bulkhead.Acquire]: to the first call in the queue, if there is one and the
-// limit allows it, or to the bulkhead.
+// limit allows it, or to the bulkhead. It panics if no slot is taken, as
+// releasing a semaphore more than it holds does: a Release without its
+// Acquire would let one call too many in.
 func (b *Bulkhead) Release() {
 	b.mu.Lock()
+	if b.inUse <= 0 {
+		b.mu.Unlock()
+		panic("bulkhead: Release without a slot taken")
+	}
 	defer b.mu.Unlock()
 	b.release()
 }

@@ -45,3 +45,14 @@ func TestSetLimitRefusesANonPositiveLimit(t *testing.T) {
 	assert.Panics(t, func() { b.SetLimit(0) })
 	assert.Equal(t, 1, b.Limit())
 }
+
+func TestAReleaseWithoutASlotPanics(t *testing.T) {
+	b := mustNew(t, bulkhead.Config{MaxConcurrent: 1})
+	assert.PanicsWithValue(t, "bulkhead: Release without a slot taken", b.Release)
+	_, ok := b.TryAcquire()
+	require.True(t, ok, "the bulkhead still works")
+	_, ok = b.TryAcquire()
+	assert.False(t, ok, "and still admits one: the stray Release freed nothing")
+	b.Release()
+	assert.Zero(t, b.InFlight())
+}
