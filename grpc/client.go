@@ -74,6 +74,10 @@ type scope struct {
 	// once carries every call sent once: breaker -> attempt timeout (a whole-call
 	// timeout around one attempt would only cost its context).
 	once *pipeline.Pipeline[*attempt]
+	// opening is once for a stream sent once, judged by its opening: the
+	// client's own work, whose duration the breaker does not take as a sample
+	// of the dependency's latency (breaker.GuardUntimed).
+	opening *pipeline.Pipeline[*attempt]
 }
 
 // New returns a client configured by cfg, or an error naming every setting of
@@ -122,11 +126,16 @@ func (c *Client) build(key Key) (*scope, error) {
 		Describe:   (*attempt).describe,
 	}
 	std = std.With(opts)
-	once, err := standard.Compose[*attempt](std.Breaker, timeout.Config{Name: cfg.Name, Timeout: attemptTimeout(cfg)})
+	each := timeout.Config{Name: cfg.Name, Timeout: attemptTimeout(cfg)}
+	once, err := standard.Compose[*attempt](std.Breaker, each)
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
-	return &scope{std: std, once: once.With(opts)}, nil
+	opening, err := standard.Compose[*attempt](breaker.GuardUntimed[*attempt](std.Breaker), each)
+	if err != nil {
+		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
+	}
+	return &scope{std: std, once: once.With(opts), opening: opening.With(opts)}, nil
 }
 
 // DialOptions returns the options that install c on a channel: its unary

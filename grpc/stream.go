@@ -51,7 +51,7 @@ func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	if replay && !desc.ClientStreams {
 		return newReplayStream(o, s.std.Pipeline), nil
 	}
-	a, err := s.once.Execute(ctx, o.open)
+	a, err := s.opening.Execute(ctx, o.open)
 	if err != nil {
 		if a != nil {
 			a.release()

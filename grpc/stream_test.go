@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
+	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
 // streamHandler is a StreamingOutputCall handler.
@@ -244,4 +245,40 @@ func TestAHedgedStreamCancelsItsLoser(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.Equal(t, []string{"copy2-0", "copy2-1"}, r.got)
 	assert.ErrorIs(t, wait(t, canceled, "the loser's cancellation"), context.Canceled)
+}
+
+// TestStreamOpeningsLeaveTheNormalLatencyToAnswers opens, on one healthy
+// target, 60 bidirectional streams (as clients do when they reconnect their
+// streams), then sends unary calls that take 50 ms on the test's clock. A
+// stream sent once is judged by its opening, the client's own work, which
+// takes no time: were openings timed, they would make the breaker's normal
+// latency nothing, every answer would be slow, and the breaker would open on
+// a dependency as healthy as ever.
+func TestStreamOpeningsLeaveTheNormalLatencyToAnswers(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	svc := &service{unary: func(_ context.Context, _ int, req *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
+		clock.Advance(50 * time.Millisecond)
+		return echo(req), nil
+	}}
+	srv := serve(t, svc)
+	c := newClient(t, clock)
+	client := srv.dial(t, "a", c.DialOptions()...)
+	ctx := within(t)
+	scope, err := c.Scope(pipelinegrpc.Key{Target: "passthrough:///a"})
+	require.NoError(t, err)
+	for range 60 {
+		bidi, err := client.FullDuplexCall(ctx)
+		require.NoError(t, err)
+		require.NoError(t, bidi.CloseSend())
+		_, err = bidi.Recv()
+		require.Equal(t, io.EOF, err)
+	}
+	for i := range 60 {
+		_, err := client.UnaryCall(ctx, request("u"))
+		require.NoError(t, err, "call %d", i)
+	}
+	assert.Equal(t, breaker.Closed, scope.Breaker.State())
+	normal, ok := scope.Breaker.NormalLatency()
+	require.True(t, ok)
+	assert.InDelta(t, float64(50*time.Millisecond), float64(normal), float64(5*time.Millisecond), "%v", normal)
 }

@@ -406,7 +406,7 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 		b.failures++
 	} else {
 		b.failures = 0
-		if b.latencies != nil {
+		if b.latencies != nil && d != untimed {
 			b.latencies.Add(time.Duration(now), d)
 		}
 	}

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"context"
+	"time"
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
@@ -10,7 +11,8 @@ import (
 // Policy is the pipeline stage that guards every attempt with a [Breaker]. Build
 // one with [Guard]. It is immutable and safe for concurrent use.
 type Policy[T any] struct {
-	b *Breaker
+	b       *Breaker
+	untimed bool // see GuardUntimed
 }
 
 // Guard returns a stage that asks b before every attempt that passes through it
@@ -27,6 +29,21 @@ func Guard[T any](b *Breaker) *Policy[T] {
 	}
 	return &Policy[T]{b: b}
 }
+
+// GuardUntimed is Guard for attempts whose duration says nothing of how fast
+// the dependency answers, such as the opening of a gRPC stream, which is the
+// client's own work: it records every attempt's verdict with b, and no
+// duration. Such an attempt never counts as slow, and never joins the
+// samples of b's normal latency, so that attempts of the same dependency
+// that are answers keep the normal theirs.
+func GuardUntimed[T any](b *Breaker) *Policy[T] {
+	p := Guard[T](b)
+	p.untimed = true
+	return p
+}
+
+// untimed is the duration finish records for an attempt of GuardUntimed.
+const untimed time.Duration = -1
 
 // Stage says what stage b makes when it guards a pipeline (see [Guard]), so
 // that a breaker can stand for its stage where the result type is given once
@@ -59,7 +76,11 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	defer p.b.doneIfUnwinding(&t)
 	r := next.Run(ctx)
 	now := p.b.now()
-	p.b.finish(now, &t, r.Verdict, now.Sub(t.start)) // zeroes t's id before the hook runs
+	d := now.Sub(t.start)
+	if p.untimed {
+		d = untimed
+	}
+	p.b.finish(now, &t, r.Verdict, d) // zeroes t's id before the hook runs
 	return r
 }
 

@@ -300,3 +300,39 @@ func TestAnOpenBreakerWithoutAHookRefusesWithoutItsLock(t *testing.T) {
 	_, admitted = hint()
 	assert.False(t, admitted, "isolation outlasts any break")
 }
+
+// TestAnUntimedGuardRecordsVerdictsOnly runs quick attempts through
+// GuardUntimed and 50 ms ones through Guard, on one breaker: the normal
+// latency is the timed attempts' alone, and an untimed attempt, however
+// long, is never slow. Its failures still count.
+func TestAnUntimedGuardRecordsVerdictsOnly(t *testing.T) {
+	r := newRig(t, breaker.Config{BreakJitter: breaker.JitterNone, MinimumCalls: 4, ConsecutiveFailures: 3})
+	timed := pipeline.New(breaker.Guard[int](r.b))
+	opening := pipeline.New(breaker.GuardUntimed[int](r.b))
+	take := func(d time.Duration, err error) pipeline.Func[int] {
+		return func(context.Context) (int, error) {
+			r.clock.Advance(d)
+			return 1, err
+		}
+	}
+	ctx := context.Background()
+	for range 40 {
+		_, err := opening.Execute(ctx, take(0, nil))
+		require.NoError(t, err)
+	}
+	for range 20 {
+		_, err := timed.Execute(ctx, take(50*time.Millisecond, nil))
+		require.NoError(t, err)
+	}
+	assert.InEpsilon(t, float64(50*time.Millisecond), float64(r.normalLatency()), 0.01, "the openings are not samples of latency")
+	for range 10 {
+		_, err := opening.Execute(ctx, take(time.Second, nil))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, breaker.Closed, r.state(), "a long opening is not slow")
+	for range 3 {
+		_, _ = opening.Execute(ctx, take(0, errBoom))
+	}
+	assert.Equal(t, breaker.Open, r.state(), "its failures count")
+	assert.Equal(t, breaker.CauseConsecutiveFailures, r.lastTrip())
+}
