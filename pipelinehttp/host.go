@@ -23,6 +23,10 @@ type Host struct {
 	// Port is the URL's port, or the scheme's default port when the URL has
 	// none: "80" for http, "443" for https, "" for any other scheme.
 	Port string
+	// Route is the name a request's context gave it with [Route], or "" for
+	// the host's shared state. Requests of a route share a breaker, budget
+	// and estimator of their own.
+	Route string
 }
 
 // HostOf returns the Host a request to u is keyed by: u's scheme and host in
@@ -44,12 +48,19 @@ func HostOf(u *url.URL) Host {
 
 // String returns the host as a URL's origin: "https://api.example.com:443",
 // with an IPv6 address in brackets; the port is left out only if it is empty.
+// A route follows as a fragment would: "https://api.example.com:443#reports".
 func (h Host) String() string {
-	if h.Port == "" {
-		if strings.Contains(h.Name, ":") {
-			return h.Scheme + "://[" + h.Name + "]"
-		}
-		return h.Scheme + "://" + h.Name
+	var origin string
+	switch {
+	case h.Port != "":
+		origin = h.Scheme + "://" + net.JoinHostPort(h.Name, h.Port)
+	case strings.Contains(h.Name, ":"):
+		origin = h.Scheme + "://[" + h.Name + "]"
+	default:
+		origin = h.Scheme + "://" + h.Name
 	}
-	return h.Scheme + "://" + net.JoinHostPort(h.Name, h.Port)
+	if h.Route != "" {
+		return origin + "#" + h.Route
+	}
+	return origin
 }

@@ -9,8 +9,29 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 )
 
-// modeKey is the context key of a request's own replay choice.
-type modeKey struct{}
+// markKey is the context key of a request's own marks.
+type markKey struct{}
+
+// marks are what a request's context says of it: its own replay choice and
+// its route (see [Route]). They share one context value, so that a request
+// costs one lookup however many it carries.
+type marks struct {
+	mode  mode
+	route string
+}
+
+// marksOf returns the marks ctx carries; the zero marks if none.
+func marksOf(ctx context.Context) marks {
+	m, _ := ctx.Value(markKey{}).(marks)
+	return m
+}
+
+// mark returns a copy of ctx whose marks are its own, changed by f.
+func mark(ctx context.Context, f func(*marks)) context.Context {
+	m := marksOf(ctx)
+	f(&m)
+	return context.WithValue(ctx, markKey{}, m)
+}
 
 // mode is a request's own replay choice; the zero value means none.
 type mode uint8
@@ -27,7 +48,7 @@ const (
 // it as it would a GET, provided its body can be sent again (it has none, or a
 // GetBody). It undoes [SendOnce] on the same context.
 func Replayable(ctx context.Context) context.Context {
-	return context.WithValue(ctx, modeKey{}, replayMode)
+	return mark(ctx, func(m *marks) { m.mode = replayMode })
 }
 
 // SendOnce returns a copy of ctx that marks the request it is given to as not
@@ -36,7 +57,7 @@ func Replayable(ctx context.Context) context.Context {
 // never hedged, and retried only after an error that proves it never reached
 // the server (see [Transport]). It undoes [Replayable] on the same context.
 func SendOnce(ctx context.Context) context.Context {
-	return context.WithValue(ctx, modeKey{}, onceMode)
+	return mark(ctx, func(m *marks) { m.mode = onceMode })
 }
 
 // rewindable reports whether req's body can be sent again: it has none, or
@@ -50,12 +71,13 @@ func rewindable(req *http.Request) bool {
 // connection that broke): a safe method (GET, HEAD, OPTIONS, TRACE), or an
 // Idempotency-Key or X-Idempotency-Key header (present, even with no value),
 // and in either case a body that can be sent again. A mark of [Replayable] or
-// [SendOnce] on the request's context replaces the method and header rule.
-func replayable(req *http.Request) bool {
+// [SendOnce] on the request's context (m, its mode) replaces the method and
+// header rule.
+func replayable(req *http.Request, m mode) bool {
 	if !rewindable(req) {
 		return false
 	}
-	switch m, _ := req.Context().Value(modeKey{}).(mode); m {
+	switch m {
 	case replayMode:
 		return true
 	case onceMode:

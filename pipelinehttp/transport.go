@@ -179,14 +179,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil || req.URL.Host == "" || passThrough(req) {
 		return t.base.RoundTrip(req) // malformed requests are the base's to refuse
 	}
-	s, err := t.hosts.Get(HostOf(req.URL))
+	m := marksOf(req.Context())
+	h := HostOf(req.URL)
+	h.Route = m.route
+	s, err := t.hosts.Get(h)
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	p := s.single
 	switch {
-	case replayable(req):
+	case replayable(req, m.mode):
 		p = s.std.Pipeline
 	case rewindable(req):
 		p = s.once

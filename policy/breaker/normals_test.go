@@ -346,3 +346,21 @@ func TestAYoungBreakerSaysWhatItKnows(t *testing.T) {
 	assert.Zero(t, s.NormalLatencyHeld)
 	assert.False(t, s.NormalLatencyHoldsOut)
 }
+
+// TestAMixOfLatenciesReadsAsASlowdown records 100 successes of 1 ms, then
+// successes of 100 ms, all healthy: the normal latency is the quick ones',
+// and the breaker opens on slow calls once the slow answers make half the
+// trip window, after 100 of them. One breaker assumes one latency; calls of
+// different latencies need breakers of their own (docs/breaker.md).
+func TestAMixOfLatenciesReadsAsASlowdown(t *testing.T) {
+	r := newRig(t, breaker.Config{})
+	r.serve(100, ok, time.Millisecond, time.Millisecond)
+	n := 0
+	for r.state() == breaker.Closed {
+		require.Less(t, n, 1000, "never opened")
+		r.run(ok, 100*time.Millisecond)
+		n++
+	}
+	assert.Equal(t, 100, n)
+	assert.Equal(t, breaker.CauseSlowCalls, r.lastTrip())
+}
