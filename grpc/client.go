@@ -1,6 +1,7 @@
 package pipelinegrpc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -78,6 +79,9 @@ type scope struct {
 	// client's own work, whose duration the breaker does not take as a sample
 	// of the dependency's latency (breaker.GuardUntimed).
 	opening *pipeline.Pipeline[*attempt]
+	// streams carries the server streams sent more than once (see
+	// streamPipeline).
+	streams *pipeline.Pipeline[*attempt]
 }
 
 // New returns a client configured by cfg, or an error naming every setting of
@@ -126,7 +130,9 @@ func (c *Client) build(key Key) (*scope, error) {
 		Describe:   (*attempt).describe,
 	}
 	std = std.With(opts)
-	each := timeout.Config{Name: cfg.Name, Timeout: attemptTimeout(cfg)}
+	total, perAttempt := cfg.Timeouts()
+	whole := timeout.Config{Name: cfg.Name, Timeout: total}
+	each := timeout.Config{Name: cfg.Name, Timeout: perAttempt}
 	once, err := standard.Compose[*attempt](std.Breaker, each)
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
@@ -135,7 +141,44 @@ func (c *Client) build(key Key) (*scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
-	return &scope{std: std, once: once.With(opts), opening: opening.With(opts)}, nil
+	streams, err := streamPipeline(cfg, std, whole, each)
+	if err != nil {
+		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
+	}
+	return &scope{std: std, once: once.With(opts), opening: opening.With(opts), streams: streams.With(opts)}, nil
+}
+
+// streamPipeline is the pipeline of the server streams that may be sent
+// more than once: the standard pipeline's stages (cfg's), on std's breaker
+// and budget, with the breaker recording verdicts only and the hedge timed
+// by a latency estimator of its own. A stream's first response (its header,
+// which a server may send before any work) says nothing of how long the
+// target's unary calls take, and must not set their normal latency or their
+// hedge's delay.
+func streamPipeline(cfg standard.Config, std *standard.Pipeline[*attempt], whole, each timeout.Config) (*pipeline.Pipeline[*attempt], error) {
+	r := cfg.Retry
+	r.Name = cmp.Or(r.Name, cfg.Name)
+	r.Budget = std.Budget
+	stages := []pipeline.Described{whole, r, breaker.GuardUntimed[*attempt](std.Breaker)}
+	if !cfg.NoHedge {
+		est := cfg.Estimator
+		est.Name = cmp.Or(est.Name, cfg.Name)
+		if est.Clock == nil {
+			est.Clock = cfg.Clock
+		}
+		reads, err := latency.New(est)
+		if err != nil {
+			return nil, err
+		}
+		h := cfg.Hedge
+		h.Name = cmp.Or(h.Name, cfg.Name)
+		h.Breaker, h.Budget, h.Estimator = std.Breaker, std.Budget, reads
+		if h.Clock == nil {
+			h.Clock = cfg.Clock
+		}
+		stages = append(stages, h)
+	}
+	return standard.Compose[*attempt](append(stages, each)...)
 }
 
 // DialOptions returns the options that install c on a channel: its unary
@@ -211,8 +254,11 @@ func channelRetries(cc *grpc.ClientConn, method string) bool {
 // tests: read the breaker's Snapshot, Isolate it to stop sending to a target,
 // read the budget's Tokens or the estimator's Quantile.
 type Scope struct {
-	Breaker   *breaker.Breaker
-	Budget    *budget.Budget
+	Breaker *breaker.Breaker
+	Budget  *budget.Budget
+	// Estimator is the latency estimator of the key's unary calls, which
+	// sets their hedge's delay; server streams sent more than once keep one
+	// of their own.
 	Estimator *latency.Estimator
 }
 

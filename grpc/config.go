@@ -174,16 +174,3 @@ func (c Config) scopeConfig(key Key) (standard.Config, error) {
 	}
 	return keyed.Config(c.Standard, key.String(), override, fmt.Sprintf("pipelinegrpc: Config.For(%s)", key), c.Clock)
 }
-
-// attemptTimeout is the attempt's timeout of cfg, with the default
-// standard.New gives it.
-func attemptTimeout(cfg standard.Config) time.Duration {
-	if cfg.AttemptTimeout != 0 {
-		return cfg.AttemptTimeout
-	}
-	total := cfg.Timeout
-	if total == 0 {
-		total = standard.DefaultTimeout
-	}
-	return min(standard.DefaultAttemptTimeout, total/2)
-}

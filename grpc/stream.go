@@ -49,7 +49,7 @@ func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	}
 	o := &opener{ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, watch: watch}
 	if replay && !desc.ClientStreams {
-		return newReplayStream(o, s.std.Pipeline), nil
+		return newReplayStream(o, s.streams), nil
 	}
 	a, err := s.opening.Execute(ctx, o.open)
 	if err != nil {

@@ -201,14 +201,16 @@ func TestAStreamLivesOnTheCallersContext(t *testing.T) {
 	}
 }
 
-// TestAHedgedStreamCancelsItsLoser arms the hedge and lets the first copy of
-// a server stream hang before it answers: the second copy answers, the
-// caller reads it, and the first is canceled on the server.
+// TestAHedgedStreamCancelsItsLoser arms the hedge (20 streams teach the
+// streams' own estimator their latency) and lets the first copy of a server
+// stream hang before it answers: the second copy answers, the caller reads
+// it, and the first is canceled on the server.
 func TestAHedgedStreamCancelsItsLoser(t *testing.T) {
+	const warm = 20 // hedge.DefaultMinSamples
 	started := make(chan struct{})
 	canceled := make(chan error, 1)
 	svc := &service{stream: func(n int, _ *testgrpc.StreamingOutputCallRequest, ss grpc.ServerStreamingServer[testgrpc.StreamingOutputCallResponse]) error {
-		if n == 1 {
+		if n == warm+1 {
 			close(started)
 			<-ss.Context().Done()
 			canceled <- ss.Context().Err()
@@ -220,12 +222,13 @@ func TestAHedgedStreamCancelsItsLoser(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	c := newClient(t, clock, func(cfg *pipelinegrpc.Config) { cfg.Standard.Hedge.MinDelay = time.Millisecond })
 	client := srv.dial(t, "a", c.DialOptions()...)
-	scope, err := c.Scope(pipelinegrpc.Key{Target: "passthrough:///a"})
-	require.NoError(t, err)
-	for range 20 {
-		scope.Estimator.Record(scope.Estimator.Now(), time.Millisecond)
-	}
 	ctx := within(t)
+	for range warm { // the streams' own estimator learns their latency: the hedge is armed
+		stream, err := client.StreamingOutputCall(ctx, streamRequest("r"))
+		require.NoError(t, err)
+		_, err = receive(stream)
+		require.NoError(t, err)
+	}
 	stream, err := client.StreamingOutputCall(ctx, streamRequest("r"))
 	require.NoError(t, err)
 
@@ -243,18 +246,21 @@ func TestAHedgedStreamCancelsItsLoser(t *testing.T) {
 	clock.Advance(time.Second)
 	r := wait(t, done, "the hedged stream")
 	require.NoError(t, r.err)
-	assert.Equal(t, []string{"copy2-0", "copy2-1"}, r.got)
+	assert.Equal(t, []string{"copy22-0", "copy22-1"}, r.got)
 	assert.ErrorIs(t, wait(t, canceled, "the loser's cancellation"), context.Canceled)
 }
 
-// TestStreamOpeningsLeaveTheNormalLatencyToAnswers opens, on one healthy
-// target, 60 bidirectional streams (as clients do when they reconnect their
-// streams), then sends unary calls that take 50 ms on the test's clock. A
-// stream sent once is judged by its opening, the client's own work, which
-// takes no time: were openings timed, they would make the breaker's normal
-// latency nothing, every answer would be slow, and the breaker would open on
-// a dependency as healthy as ever.
-func TestStreamOpeningsLeaveTheNormalLatencyToAnswers(t *testing.T) {
+// TestStreamsLeaveTheNormalLatencyToAnswers opens, on one healthy target,
+// 60 bidirectional streams and 60 server streams of an idempotent method
+// (as clients do when they reconnect their streams), then sends unary calls
+// that take 50 ms on the test's clock. A stream sent once is judged by its
+// opening and one sent again by its first response: the client's own work,
+// and a header a server may send before any work, both of which take no
+// time here. Were they timed like answers, they would make the breaker's
+// normal latency nothing, every answer would be slow, and the breaker would
+// open on a dependency as healthy as ever; and the unary calls' hedge delay
+// would be theirs.
+func TestStreamsLeaveTheNormalLatencyToAnswers(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	svc := &service{unary: func(_ context.Context, _ int, req *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
 		clock.Advance(50 * time.Millisecond)
@@ -272,7 +278,13 @@ func TestStreamOpeningsLeaveTheNormalLatencyToAnswers(t *testing.T) {
 		require.NoError(t, bidi.CloseSend())
 		_, err = bidi.Recv()
 		require.Equal(t, io.EOF, err)
+		stream, err := client.StreamingOutputCall(ctx, streamRequest("s"))
+		require.NoError(t, err)
+		_, err = receive(stream)
+		require.NoError(t, err)
 	}
+	_, n := scope.Estimator.Quantile(scope.Estimator.Now(), 0.5)
+	assert.Zero(t, n, "the unary calls' estimator has learned nothing from the streams")
 	for i := range 60 {
 		_, err := client.UnaryCall(ctx, request("u"))
 		require.NoError(t, err, "call %d", i)

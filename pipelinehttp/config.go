@@ -110,20 +110,6 @@ func (c Config) hostConfig(h Host) (standard.Config, error) {
 	return keyed.Config(c.Standard, h.String(), override, fmt.Sprintf("pipelinehttp: Config.PerHost(%s)", h), c.Clock)
 }
 
-// timeouts are the whole call's and the attempt's timeouts of cfg, with the
-// defaults standard.New gives them.
-func timeouts(cfg standard.Config) (total, attempt time.Duration) {
-	total = cfg.Timeout
-	if total == 0 {
-		total = standard.DefaultTimeout
-	}
-	attempt = cfg.AttemptTimeout
-	if attempt == 0 {
-		attempt = min(standard.DefaultAttemptTimeout, total/2)
-	}
-	return total, attempt
-}
-
 // describe says what a response is, in the error of a call whose last
 // response was judged a failure: its status line.
 func describe(resp *http.Response) string {

@@ -155,7 +155,7 @@ func (t *Transport) build(h Host) (*scope, error) {
 
 	// The pipelines of the requests that are not replayable: the standard
 	// one's stages, less the hedge, on its breaker and budget.
-	total, attempt := timeouts(cfg)
+	total, attempt := cfg.Timeouts()
 	whole := timeout.Config{Name: cfg.Name, Timeout: total}
 	each := timeout.Config{Name: cfg.Name, Timeout: attempt}
 	rc := cfg.Retry

@@ -84,7 +84,7 @@ func (c Config) Validate() error {
 	if c.AttemptTimeout < 0 {
 		bad("AttemptTimeout must not be negative (0 means the default %v), got %v", DefaultAttemptTimeout, c.AttemptTimeout)
 	}
-	if total, attempt := c.timeouts(); c.AttemptTimeout > 0 && attempt >= total {
+	if total, attempt := c.Timeouts(); c.AttemptTimeout > 0 && attempt >= total {
 		bad("AttemptTimeout must be shorter than the whole call's Timeout (%v), got %v", total, attempt)
 	}
 	if c.NoRecovery && c.Breaker.Recovery != nil {
@@ -104,9 +104,11 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// timeouts returns the whole call's timeout and the attempt's, with their
-// defaults.
-func (c Config) timeouts() (total, attempt time.Duration) {
+// Timeouts returns the whole call's timeout and the attempt's, as New sets
+// them: Timeout and AttemptTimeout, or their defaults. An integration that
+// builds pipelines of its own beside the preset's (for calls it must not
+// send twice, say) reads them here.
+func (c Config) Timeouts() (total, attempt time.Duration) {
 	total = c.Timeout
 	if total == 0 {
 		total = DefaultTimeout
@@ -159,7 +161,7 @@ func assemble[T any](cfg Config, outer []pipeline.Policy[T]) (*Pipeline[T], erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	total, attempt := cfg.timeouts()
+	total, attempt := cfg.Timeouts()
 	bud := cfg.Budget
 	bud.Name = cmp.Or(bud.Name, cfg.Name)
 	if bud.Clock == nil {
