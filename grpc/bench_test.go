@@ -55,12 +55,12 @@ func ours(cfg pipelinegrpc.Config, once bool) func(b *testing.B) []grpc.DialOpti
 	}
 }
 
-// failsafePolicies is failsafegrpc's composition of our standard pipeline:
-// a 30 s timeout (our whole call's), its gRPC retry policy (Unavailable,
-// DeadlineExceeded, ResourceExhausted) with three attempts and a budget, a
-// count-based breaker set to our defaults and, if card, the rest of our
-// stages: a hedge sharing the retry's budget and a 10 s attempt timeout
-// inside it. The hedge's delay is fixed at our hedge's shortest
+// failsafePolicies is our standard pipeline's first three stages in
+// failsafe-go's policies: a 30 s timeout (our whole call's), failsafegrpc's
+// retry policy (Unavailable, DeadlineExceeded, ResourceExhausted) with three
+// attempts and a budget, a count-based breaker set to our defaults; and, if
+// card, the other two: a hedge sharing the retry's budget and a 10 s attempt
+// timeout inside it. The hedge's delay is fixed at our hedge's shortest
 // (hedge.DefaultMinDelay, 10 ms), the delay ours has on loopback, where a
 // call takes tens of microseconds: armed on every call, it never fires, in
 // either client.

@@ -148,3 +148,36 @@ func ExampleReplayable() {
 	// 503 Service Unavailable after 1 request(s)
 	// 200 OK after 2 request(s)
 }
+
+// A report that takes far longer than the rest of its host's endpoints gets
+// a route, and with it a breaker, budget and estimator of its own: its slow
+// answers set its own normal latency, not the host's.
+func ExampleRoute() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	transport := pipelinehttp.NewTransport(nil)
+	client := &http.Client{Transport: transport}
+	defer client.CloseIdleConnections()
+
+	get := func(req *http.Request) {
+		resp, err := client.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	items, _ := http.NewRequest(http.MethodGet, srv.URL+"/items", nil)
+	get(items)
+	report, _ := http.NewRequest(http.MethodGet, srv.URL+"/report", nil)
+	get(report.WithContext(pipelinehttp.Route(report.Context(), "reports")))
+
+	for host, snap := range transport.Breakers {
+		fmt.Printf("route %q: breaker %s\n", host.Route, snap.State)
+	}
+	// Unordered output:
+	// route "": breaker closed
+	// route "reports": breaker closed
+}
