@@ -14,6 +14,7 @@ import (
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
@@ -37,7 +38,8 @@ import (
 // shares its scope's breaker and budget: the breaker may refuse it, and its
 // outcome is evidence. A server stream of an idempotent method is retried or
 // hedged until its first response (its header) arrives, never after; client
-// and bidirectional streams are sent once. See docs/grpc.md.
+// and bidirectional streams are sent once, though the opening of an
+// idempotent one is tried again if it fails. See docs/grpc.md.
 //
 // # Outcomes
 //
@@ -79,6 +81,10 @@ type scope struct {
 	// client's own work, whose duration the breaker does not take as a sample
 	// of the dependency's latency (breaker.GuardUntimed).
 	opening *pipeline.Pipeline[*attempt]
+	// reopening is opening for the client and bidirectional streams of an
+	// idempotent method, whose opening may be tried again: whole-call
+	// timeout -> retry -> breaker (verdicts only) -> attempt timeout.
+	reopening *pipeline.Pipeline[*attempt]
 	// streams carries the server streams sent more than once (see
 	// streamPipeline).
 	streams *pipeline.Pipeline[*attempt]
@@ -141,11 +147,21 @@ func (c *Client) build(key Key) (*scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
-	streams, err := streamPipeline(cfg, std, whole, each)
+	retries := cfg.Retry
+	retries.Name = cmp.Or(retries.Name, cfg.Name)
+	retries.Budget = std.Budget
+	reopening, err := standard.Compose[*attempt](whole, retries, breaker.GuardUntimed[*attempt](std.Breaker), each)
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
-	return &scope{std: std, once: once.With(opts), opening: opening.With(opts), streams: streams.With(opts)}, nil
+	streams, err := streamPipeline(cfg, std, whole, retries, each)
+	if err != nil {
+		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
+	}
+	return &scope{
+		std: std, once: once.With(opts), opening: opening.With(opts),
+		reopening: reopening.With(opts), streams: streams.With(opts),
+	}, nil
 }
 
 // streamPipeline is the pipeline of the server streams that may be sent
@@ -155,11 +171,8 @@ func (c *Client) build(key Key) (*scope, error) {
 // which a server may send before any work) says nothing of how long the
 // target's unary calls take, and must not set their normal latency or their
 // hedge's delay.
-func streamPipeline(cfg standard.Config, std *standard.Pipeline[*attempt], whole, each timeout.Config) (*pipeline.Pipeline[*attempt], error) {
-	r := cfg.Retry
-	r.Name = cmp.Or(r.Name, cfg.Name)
-	r.Budget = std.Budget
-	stages := []pipeline.Described{whole, r, breaker.GuardUntimed[*attempt](std.Breaker)}
+func streamPipeline(cfg standard.Config, std *standard.Pipeline[*attempt], whole timeout.Config, retries retry.Config, each timeout.Config) (*pipeline.Pipeline[*attempt], error) {
+	stages := []pipeline.Described{whole, retries, breaker.GuardUntimed[*attempt](std.Breaker)}
 	if !cfg.NoHedge {
 		est := cfg.Estimator
 		est.Name = cmp.Or(est.Name, cfg.Name)

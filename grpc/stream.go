@@ -29,9 +29,11 @@ import (
 // the caller sent; each attempt waits for the server's first response, its
 // header, and is retried or hedged until one arrives, never after: a stream
 // that failed once it had answered returns its error to the caller. Every
-// other stream, client and bidirectional ones included, is opened once, at
-// once, its opening admitted by the breaker and bounded by the attempt
-// timeout; the caller then reads and writes it as gRPC gives it.
+// other stream, client and bidirectional ones included, is opened at once,
+// its opening admitted by the breaker and bounded by the attempt timeout,
+// and the caller then reads and writes it as gRPC gives it; the opening of
+// an idempotent one is tried again if it fails, since nothing has been sent
+// on it yet, and nothing is sent again once it is open.
 func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	return c.stream(ctx, desc, cc, method, streamer, opts, false)
 }
@@ -48,10 +50,14 @@ func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 		return nil, err
 	}
 	o := &opener{ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, watch: watch}
-	if replay && !desc.ClientStreams {
+	p := s.opening
+	switch {
+	case replay && !desc.ClientStreams:
 		return newReplayStream(o, s.streams), nil
+	case replay: // nothing is sent before the stream opens: its opening may be tried again
+		p = s.reopening
 	}
-	a, err := s.opening.Execute(ctx, o.open)
+	a, err := p.Execute(ctx, o.open)
 	if err != nil {
 		if a != nil {
 			a.release()

@@ -2,8 +2,10 @@ package pipelinegrpc_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,4 +295,51 @@ func TestStreamsLeaveTheNormalLatencyToAnswers(t *testing.T) {
 	normal, ok := scope.Breaker.NormalLatency()
 	require.True(t, ok)
 	assert.InDelta(t, float64(50*time.Millisecond), float64(normal), float64(5*time.Millisecond), "%v", normal)
+}
+
+// failOpenings is a stream interceptor, chained after ours, whose first n
+// openings fail with Unavailable before anything reaches the server, as
+// gRPC's own do while a channel reconnects.
+func failOpenings(n int32) grpc.StreamClientInterceptor {
+	var opened atomic.Int32
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if opened.Add(1) <= n {
+			return nil, status.Error(codes.Unavailable, "connecting")
+		}
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+}
+
+// TestTheOpeningOfAnIdempotentStreamIsRetried opens a bidirectional stream
+// whose first two openings fail: declared idempotent, it is opened on the
+// third try and works; sent once, the caller gets the first failure. Either
+// way the server sees one stream, and nothing is sent twice.
+func TestTheOpeningOfAnIdempotentStreamIsRetried(t *testing.T) {
+	for _, idempotent := range []bool{true, false} {
+		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+			svc := &service{}
+			srv := serve(t, svc)
+			c := newClient(t, clockwork.NewFakeClock(), func(cfg *pipelinegrpc.Config) {
+				if !idempotent {
+					cfg.Methods = nil
+				}
+			})
+			client := srv.dial(t, "a", append(c.DialOptions(), grpc.WithChainStreamInterceptor(failOpenings(2)))...)
+			bidi, err := client.FullDuplexCall(within(t))
+			if !idempotent {
+				assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+				assert.Zero(t, svc.Calls(testService+"FullDuplexCall"))
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, bidi.Send(streamRequest("m")))
+			resp, err := bidi.Recv()
+			require.NoError(t, err)
+			assert.Equal(t, "m", string(resp.GetPayload().GetBody()))
+			require.NoError(t, bidi.CloseSend())
+			_, err = bidi.Recv()
+			assert.Equal(t, io.EOF, err)
+			assert.Equal(t, 1, svc.Calls(testService+"FullDuplexCall"))
+		})
+	}
 }
