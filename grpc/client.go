@@ -1,7 +1,6 @@
 package pipelinegrpc
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
@@ -82,11 +80,16 @@ type scope struct {
 	// of the dependency's latency (breaker.GuardUntimed).
 	opening *pipeline.Pipeline[*attempt]
 	// reopening is opening for the client and bidirectional streams of an
-	// idempotent method, whose opening may be tried again: whole-call
-	// timeout -> retry -> breaker (verdicts only) -> attempt timeout.
+	// idempotent method, whose opening may be tried again: std's stages less
+	// the hedge, on its breaker and budget, the breaker recording verdicts
+	// only (standard.NewUntimed).
 	reopening *pipeline.Pipeline[*attempt]
-	// streams carries the server streams sent more than once (see
-	// streamPipeline).
+	// streams carries the server streams sent more than once: std's stages
+	// on its breaker and budget, the breaker recording verdicts only and the
+	// hedge reading an estimator of its own (standard.NewUntimed). A
+	// stream's first response (its header, which a server may send before
+	// any work) says nothing of how long the target's unary calls take, and
+	// must set neither their normal latency nor their hedge's delay.
 	streams *pipeline.Pipeline[*attempt]
 }
 
@@ -136,8 +139,7 @@ func (c *Client) build(key Key) (*scope, error) {
 		Describe:   (*attempt).describe,
 	}
 	std = std.With(opts)
-	total, perAttempt := cfg.Timeouts()
-	whole := timeout.Config{Name: cfg.Name, Timeout: total}
+	_, perAttempt := cfg.Timeouts()
 	each := timeout.Config{Name: cfg.Name, Timeout: perAttempt}
 	once, err := standard.Compose[*attempt](std.Breaker, each)
 	if err != nil {
@@ -147,51 +149,20 @@ func (c *Client) build(key Key) (*scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
-	retries := cfg.Retry
-	retries.Name = cmp.Or(retries.Name, cfg.Name)
-	retries.Budget = std.Budget
-	reopening, err := standard.Compose[*attempt](whole, retries, breaker.GuardUntimed[*attempt](std.Breaker), each)
+	streams, err := standard.NewUntimed(cfg, std)
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
-	streams, err := streamPipeline(cfg, std, whole, retries, each)
+	openings := cfg
+	openings.NoHedge = true // an opening is not worth a second copy: it is quick, or it fails
+	reopening, err := standard.NewUntimed(openings, std)
 	if err != nil {
 		return nil, fmt.Errorf("pipelinegrpc: the pipeline of %s: %w", key, err)
 	}
 	return &scope{
 		std: std, once: once.With(opts), opening: opening.With(opts),
-		reopening: reopening.With(opts), streams: streams.With(opts),
+		reopening: reopening.With(opts).Pipeline, streams: streams.With(opts).Pipeline,
 	}, nil
-}
-
-// streamPipeline is the pipeline of the server streams that may be sent
-// more than once: the standard pipeline's stages (cfg's), on std's breaker
-// and budget, with the breaker recording verdicts only and the hedge timed
-// by a latency estimator of its own. A stream's first response (its header,
-// which a server may send before any work) says nothing of how long the
-// target's unary calls take, and must not set their normal latency or their
-// hedge's delay.
-func streamPipeline(cfg standard.Config, std *standard.Pipeline[*attempt], whole timeout.Config, retries retry.Config, each timeout.Config) (*pipeline.Pipeline[*attempt], error) {
-	stages := []pipeline.Described{whole, retries, breaker.GuardUntimed[*attempt](std.Breaker)}
-	if !cfg.NoHedge {
-		est := cfg.Estimator
-		est.Name = cmp.Or(est.Name, cfg.Name)
-		if est.Clock == nil {
-			est.Clock = cfg.Clock
-		}
-		reads, err := latency.New(est)
-		if err != nil {
-			return nil, err
-		}
-		h := cfg.Hedge
-		h.Name = cmp.Or(h.Name, cfg.Name)
-		h.Breaker, h.Budget, h.Estimator = std.Breaker, std.Budget, reads
-		if h.Clock == nil {
-			h.Clock = cfg.Clock
-		}
-		stages = append(stages, h)
-	}
-	return standard.Compose[*attempt](append(stages, each)...)
 }
 
 // DialOptions returns the options that install c on a channel: its unary

@@ -97,7 +97,7 @@ func NewScopes[K comparable, T any](cfg ScopesConfig[K, T]) (*Scopes[K, T], erro
 		if cfg.For != nil {
 			c = cfg.For(key, c)
 		}
-		p, err := assemble(c, outer)
+		p, err := assemble(c, outer, nil)
 		if err != nil {
 			return nil, fmt.Errorf("standard: the pipeline of key %q: %w", c.Name, err)
 		}

@@ -152,28 +152,53 @@ type Pipeline[T any] struct {
 // The retry and the hedge share one budget; the hedge reads and feeds one
 // estimator and sends no copy while the breaker is under pressure. It returns
 // an error naming every setting of cfg that cannot work.
-func New[T any](cfg Config) (*Pipeline[T], error) { return assemble[T](cfg, nil) }
+func New[T any](cfg Config) (*Pipeline[T], error) { return assemble[T](cfg, nil, nil) }
+
+// NewUntimed builds cfg's pipeline for calls to the dependency of beside
+// whose attempts take a time of another kind than beside's: the opening or
+// the first response of a gRPC stream, beside the same target's unary calls.
+// It shares beside's breaker and budget, so that a failing dependency is one
+// breaker and one budget, but its breaker stage records verdicts without
+// durations (breaker.GuardUntimed) and its hedge reads an estimator of its
+// own (the returned Pipeline's), so that these attempts set neither the
+// breaker's normal latency nor beside's hedge delay. cfg's Breaker and Budget
+// settings are beside's, and are not read.
+func NewUntimed[T any](cfg Config, beside *Pipeline[T]) (*Pipeline[T], error) {
+	if beside == nil {
+		return nil, errors.New("standard: NewUntimed: beside is nil")
+	}
+	return assemble(cfg, nil, beside)
+}
 
 // assemble is New with the stages outer placed outside the preset's, the first
-// outermost (see ScopesConfig.Outer); it refuses a composition that
-// pipeline.Check judges an error rather than let pipeline.New panic.
-func assemble[T any](cfg Config, outer []pipeline.Policy[T]) (*Pipeline[T], error) {
+// outermost (see ScopesConfig.Outer), or, with beside, NewUntimed; it refuses
+// a composition that pipeline.Check judges an error rather than let
+// pipeline.New panic.
+func assemble[T any](cfg Config, outer []pipeline.Policy[T], beside *Pipeline[T]) (*Pipeline[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	total, attempt := cfg.Timeouts()
-	bud := cfg.Budget
-	bud.Name = cmp.Or(bud.Name, cfg.Name)
-	if bud.Clock == nil {
-		bud.Clock = cfg.Clock
-	}
-	funds, err := budget.New(bud)
-	if err != nil {
-		return nil, err
-	}
-	brk, err := breaker.New(cfg.breaker())
-	if err != nil {
-		return nil, err
+	var funds *budget.Budget
+	var brk *breaker.Breaker
+	var guard pipeline.Policy[T]
+	if beside != nil {
+		funds, brk = beside.Budget, beside.Breaker
+		guard = breaker.GuardUntimed[T](brk)
+	} else {
+		bud := cfg.Budget
+		bud.Name = cmp.Or(bud.Name, cfg.Name)
+		if bud.Clock == nil {
+			bud.Clock = cfg.Clock
+		}
+		var err error
+		if funds, err = budget.New(bud); err != nil {
+			return nil, err
+		}
+		if brk, err = breaker.New(cfg.breaker()); err != nil {
+			return nil, err
+		}
+		guard = breaker.Guard[T](brk)
 	}
 	est := cfg.Estimator
 	est.Name = cmp.Or(est.Name, cfg.Name)
@@ -201,7 +226,7 @@ func assemble[T any](cfg Config, outer []pipeline.Policy[T]) (*Pipeline[T], erro
 	}
 	stages := make([]pipeline.Policy[T], 0, len(outer)+5)
 	stages = append(stages, outer...)
-	stages = append(stages, whole, retries, breaker.Guard[T](brk))
+	stages = append(stages, whole, retries, guard)
 	if !cfg.NoHedge {
 		h := cfg.Hedge
 		h.Name = cmp.Or(h.Name, cfg.Name)

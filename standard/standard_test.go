@@ -162,3 +162,46 @@ func TestImpossibleSettingsAreRefusedByName(t *testing.T) {
 		assert.Contains(t, err.Error(), tt.want)
 	}
 }
+
+// TestAnUntimedPipelineSharesTheBreakerNotTheLatency runs quick calls
+// through NewUntimed's pipeline and 50 ms ones through the pipeline beside
+// it, on virtual time: they share the breaker and the budget, the breaker's
+// normal latency is the timed calls' alone, each pipeline's estimator holds
+// its own calls, and failures through either open the one breaker.
+func TestAnUntimedPipelineSharesTheBreakerNotTheLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		timed := build(t, standard.Config{Breaker: breaker.Config{ConsecutiveFailures: 3}, Retry: retry.Config{MaxAttempts: 1}})
+		untimed, err := standard.NewUntimed(standard.Config{Retry: retry.Config{MaxAttempts: 1}}, timed)
+		require.NoError(t, err)
+		assert.Same(t, timed.Breaker, untimed.Breaker)
+		assert.Same(t, timed.Budget, untimed.Budget)
+		assert.NotSame(t, timed.Estimator, untimed.Estimator)
+		quick := func(context.Context) (string, error) { return "ok", nil }
+		slow := func(context.Context) (string, error) {
+			time.Sleep(50 * time.Millisecond)
+			return "ok", nil
+		}
+		for range 40 {
+			_, err := untimed.Execute(t.Context(), quick)
+			require.NoError(t, err)
+		}
+		for range 20 {
+			_, err := timed.Execute(t.Context(), slow)
+			require.NoError(t, err)
+		}
+		normal, ok := timed.Breaker.NormalLatency()
+		require.True(t, ok)
+		assert.InEpsilon(t, float64(50*time.Millisecond), float64(normal), 0.01)
+		_, n := untimed.Estimator.Quantile(untimed.Estimator.Now(), 0.5)
+		assert.Equal(t, 40, n)
+		_, n = timed.Estimator.Quantile(timed.Estimator.Now(), 0.5)
+		assert.Equal(t, 20, n)
+		for range 3 {
+			_, _ = untimed.Execute(t.Context(), func(context.Context) (string, error) { return "", errDown })
+		}
+		assert.Equal(t, breaker.Open, timed.Breaker.State(), "its failures count")
+
+		_, err = standard.NewUntimed[string](standard.Config{}, nil)
+		assert.Error(t, err)
+	})
+}
