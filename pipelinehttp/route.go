@@ -15,7 +15,9 @@ import "context"
 //
 // Routes count against Config.MaxHosts: name them in code ("reports"),
 // never after a request's path or a user's input. PerHost is called for
-// each route's state with its Host, so a route can have settings of its own.
+// each route's state with its Host, Route set, so a route can have settings
+// of its own; a PerHost that compares hosts should clear Route first
+// (h.Route = "") to give a route its host's settings.
 // An empty name is the host's shared scope: it undoes a Route on the same
 // context. Route keeps any mark of Replayable or SendOnce, and they keep it.
 func Route(ctx context.Context, name string) context.Context {
