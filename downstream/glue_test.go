@@ -100,7 +100,9 @@ func newStages(t testing.TB) []pipeline.Policy[*http.Response] {
 		est.Record(est.Now(), time.Millisecond)
 	}
 	hedges, err := hedge.New[*http.Response](hedge.Config{
-		Repeatable: true, Estimator: est, MinDelay: 5 * time.Millisecond, Budget: funds,
+		// MaxExtra 1: every call the tests slow down is hedged, far more than
+		// the 5% the stage would send by default.
+		Repeatable: true, Estimator: est, MinDelay: 5 * time.Millisecond, Budget: funds, MaxExtra: 1,
 	})
 	require.NoError(t, err)
 	return []pipeline.Policy[*http.Response]{deadline, retries, breaker.Guard[*http.Response](brk), hedges}

@@ -130,7 +130,7 @@ func TestTheBreakerSeesOneAttemptWithTheRaceResult(t *testing.T) {
 		{{took: 200 * ms}, {took: 5 * ms, kind: outcome.Transient}},
 	}}
 	s, err := newSim(Config{Duration: 3 * time.Second, Rate: 1, Dependency: scriptedCopies{c},
-		Client: Client{Breaker: &breaker.Config{ConsecutiveFailures: 2}, Hedge: &Hedge{}}})
+		Client: Client{Breaker: &breaker.Config{ConsecutiveFailures: 2}, Hedge: &Hedge{MaxExtra: 1}}})
 	require.NoError(t, err)
 	s.procs[0].phase = 0
 	for range c.warm {

@@ -18,8 +18,9 @@ type Config struct {
 	// no label.
 	Name string
 	// Seed seeds every random draw of the run: the dependency model, each
-	// process's arrival phase, break jitter and retry jitter. The same Config
-	// with the same Seed gives a byte-identical report. Zero is a valid seed.
+	// process's arrival phase (or, under Poisson arrivals, its gaps), break
+	// jitter and retry jitter. The same Config with the same Seed gives a
+	// byte-identical report. Zero is a valid seed.
 	Seed uint64
 	// Duration is how long calls are offered, from time 0. Calls still running
 	// at the end are run to completion. It has no default: it must be positive.
@@ -29,10 +30,20 @@ type Config struct {
 	// Processes is how many client processes call the dependency, each with its
 	// own breaker, budget and random sources (a fleet). Zero means 1.
 	Processes int
-	// Rate is how many calls a second each process offers, evenly spaced, each
-	// process starting at its own phase drawn from the seed. It has no default: it
-	// must be a finite number above 0.
+	// Rate is how many calls a second each process offers (until the first of
+	// Steps, if any), arriving as Arrivals says. It has no default: it must be
+	// a finite number above 0.
 	Rate float64
+	// Arrivals is how each process's calls arrive at its rate: [Even] (the
+	// zero value), evenly spaced, each process starting at its own phase drawn
+	// from the seed; or [Poisson], with exponential gaps drawn from the
+	// process's own seeded stream.
+	Arrivals Arrivals
+	// Steps changes the rate during the run: from each step's At on, each
+	// process offers the step's Rate calls a second, until the next step.
+	// Their At lie in [0, Duration), in increasing order; a Rate may be 0 (no
+	// calls until the next step). Nil means Rate throughout.
+	Steps []Step
 	// Client is how each process calls the dependency.
 	Client Client
 }
@@ -107,6 +118,7 @@ func (c Config) Validate() error {
 	if !(c.Rate > 0 && !math.IsInf(c.Rate, 1)) {
 		errs = append(errs, fmt.Errorf("simulation: Config.Rate must be a finite number above 0, got %v", c.Rate))
 	}
+	errs = append(errs, c.validateLoad()...)
 	if c.Client.AttemptTimeout < 0 {
 		errs = append(errs, fmt.Errorf("simulation: Client.AttemptTimeout must not be negative, got %v", c.Client.AttemptTimeout))
 	}

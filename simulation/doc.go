@@ -20,6 +20,9 @@
 // What is modelled is the dependency ([Model]: [Healthy], [Brownout],
 // [Outage], [FailingFraction], [Capacity], composed by wrapping) and the load
 // (a fleet of processes, each offering calls at a constant rate).
+// [Config].Arrivals makes those calls [Poisson] instead of evenly spaced, and
+// [Config].Steps changes their rate at given times ([Step]), so any run can
+// also be run under bursts, spikes and pauses.
 //
 // # Determinism
 //
@@ -27,9 +30,9 @@
 // time and, at equal times, by the order they were scheduled; before each one,
 // the fake clock every breaker, budget and estimator of the run shares is
 // advanced to its time. Every random draw (the model's, each process's arrival
-// phase, break jitter and retry jitter) comes from a PCG generator seeded from
-// [Config].Seed, and no output depends on map order, so the same Config gives
-// a byte-identical [Report], rendering and chart.
+// phase or Poisson gaps, break jitter and retry jitter) comes from a PCG
+// generator seeded from [Config].Seed, and no output depends on map order, so
+// the same Config gives a byte-identical [Report], rendering and chart.
 //
 // # Scenarios
 //

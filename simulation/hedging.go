@@ -37,6 +37,9 @@ type Hedge struct {
 	// included; each hedge after the first waits another delay. Zero means
 	// [hedge.DefaultMaxAttempts] (2); otherwise it must be at least 2.
 	MaxAttempts int
+	// MaxExtra bounds the hedges sent as a fraction of the attempts armed. Zero
+	// means the hedge stage's default (see [hedge.Config].MaxExtra).
+	MaxExtra float64
 	// Window is how far back the process's estimator looks. Zero means
 	// [latency.DefaultWindow] (30 s); it must not be negative.
 	Window time.Duration
@@ -50,7 +53,7 @@ func (h *Hedge) validate() error {
 
 // stage returns h as the hedge stage's Config.
 func (h *Hedge) stage() hedge.Config {
-	return hedge.Config{Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples, MaxAttempts: h.MaxAttempts, Repeatable: true}
+	return hedge.Config{Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples, MaxAttempts: h.MaxAttempts, MaxExtra: h.MaxExtra, Repeatable: true}
 }
 
 // hedger is one process's hedging: a real hedge stage, sharing the process's

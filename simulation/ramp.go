@@ -19,8 +19,8 @@ func rampFigures(bc *breaker.Config) bool { return bc != nil && bc.Recovery != n
 // rampSum is one second's sums of what the ramps offered an attempt were
 // admitting.
 type rampSum struct {
-	n                         int
-	fraction, clock, evidence float64
+	n              int
+	fraction, held float64
 }
 
 // sampleRamp reads process p's breaker before an attempt is offered to it, if
@@ -40,8 +40,9 @@ func (s *sim) sampleRamp(p *process) {
 	r := &s.rec.ramps[i]
 	r.n++
 	r.fraction += sn.RampFraction
-	r.clock += sn.RampClock
-	r.evidence += sn.RampEvidence
+	if sn.RampHeld {
+		r.held++
+	}
 }
 
 // rampMeans fills in the seconds' Ramping and their means.
@@ -53,6 +54,6 @@ func (rec *recorder) rampMeans() {
 		s := rec.second(time.Duration(i) * time.Second)
 		n := float64(r.n)
 		s.Ramping = r.n
-		s.RampFraction, s.RampClock, s.RampEvidence = r.fraction/n, r.clock/n, r.evidence/n
+		s.RampFraction, s.RampHeld = r.fraction/n, r.held/n
 	}
 }

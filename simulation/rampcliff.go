@@ -15,8 +15,9 @@ import (
 // 6 s without traffic (a second judged by its last load, then a 5 s
 // Cooldown). It is out from 30 s to 35 s; the run ends 45 s after that, and
 // what is compared is the calls offered in those 45 s that were served. The
-// variants differ only in the breaker's Recovery: nil (the cliff) or
-// &breaker.Recovery{} (the ramp, with every default).
+// variants differ only in the breaker's Recovery: nil (the cliff), the ramp
+// alone (no trickle during the break: the seed's ramp), and
+// &breaker.Recovery{} (the ramp and the trickle, every default).
 const (
 	rampCapacity = 100              // attempts a second, warm; DefaultCold x 100 = 20 cold
 	rampRate     = 30               // calls a second: 1.5 x the cold capacity, 0.3 x the warm one
@@ -43,6 +44,7 @@ func rampVsCliff(seed uint64) []Config {
 	}
 	return []Config{
 		variant("ramp-vs-cliff/cliff", nil),
+		variant("ramp-vs-cliff/ramp-alone", &breaker.Recovery{TrickleEvery: -1}),
 		variant("ramp-vs-cliff/ramp", &breaker.Recovery{}),
 	}
 }
@@ -81,7 +83,7 @@ func offeredSeconds(r *Report, from, to time.Duration) int {
 
 // rampVsCliffCharts overlays the variants' served calls and the share of
 // calls their breakers admitted, per second, and draws the ramp's admitted
-// fraction with its two terms.
+// fraction with the share of offers slow calls held it.
 func rampVsCliffCharts(rs []*Report) []Chart {
 	charts := []Chart{
 		compare("served per second", "served calls", rs, 1, servedPerSecond),
@@ -89,7 +91,7 @@ func rampVsCliffCharts(rs []*Report) []Chart {
 	}
 	for _, r := range rs {
 		if r.Ramping {
-			charts = append(charts, rampTerms(r))
+			charts = append(charts, rampShares(r))
 		}
 	}
 	return charts
@@ -109,11 +111,11 @@ func admittedShare(r *Report) []float64 {
 	return v
 }
 
-// rampTerms draws r's recovery ramps second by second: the fraction admitted
-// (the smaller of the two terms) and the clock and evidence terms, as means
+// rampShares draws r's recovery ramps second by second: the fraction admitted
+// and the share of offers made while slow calls held the ramp, as means
 // over the attempts offered to a ramp in the second; NaN (not drawn) outside
 // ramps.
-func rampTerms(r *Report) Chart {
+func rampShares(r *Report) Chart {
 	pick := func(f func(Second) float64) []float64 {
 		v := make([]float64, len(r.Seconds))
 		for i, s := range r.Seconds {
@@ -125,11 +127,10 @@ func rampTerms(r *Report) Chart {
 		return v
 	}
 	return Chart{
-		Title: "the ramp's admitted fraction and its two terms", XLabel: "time (s)", YLabel: "fraction (mean over the second)",
+		Title: "the ramp's admitted fraction, and how often slow calls held it (" + strings.TrimPrefix(r.Name, "ramp-vs-cliff/") + ")", XLabel: "time (s)", YLabel: "fraction (mean over the second)",
 		Lines: []Line{
 			{"admitted fraction", pick(func(s Second) float64 { return s.RampFraction })},
-			{"clock term", pick(func(s Second) float64 { return s.RampClock })},
-			{"evidence term", pick(func(s Second) float64 { return s.RampEvidence })},
+			{"share of offers held by slow calls", pick(func(s Second) float64 { return s.RampHeld })},
 		},
 	}
 }

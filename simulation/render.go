@@ -17,8 +17,8 @@ func (r *Report) String() string {
 	if name == "" {
 		name = "run"
 	}
-	fmt.Fprintf(&b, "%s (seed %d): %d process(es) x %s calls/s for %s\n",
-		name, r.Seed, r.Processes, number(r.Rate), seconds(r.Duration))
+	fmt.Fprintf(&b, "%s (seed %d): %d process(es) x %s calls/s%s for %s\n",
+		name, r.Seed, r.Processes, number(r.Rate), r.load(), seconds(r.Duration))
 	fmt.Fprintf(&b, "  offered       %d\n", r.Offered)
 	fmt.Fprintf(&b, "  served        %d (availability %.2f%%)\n", r.Served, 100*r.Availability)
 	fmt.Fprintf(&b, "  refused       %d by breaker, %d by budget\n", r.RefusedByBreaker, r.RefusedByBudget)
@@ -62,11 +62,32 @@ func (r *Report) String() string {
 	return b.String()
 }
 
+// load renders how the calls arrived when it is not the default (even
+// arrivals at Rate throughout), such as " (Poisson arrivals; then 300 from
+// 10s, 0 from 20s)", and "" when it is.
+func (r *Report) load() string {
+	var parts []string
+	if r.Arrivals != Even {
+		parts = append(parts, r.Arrivals.String()+" arrivals")
+	}
+	if len(r.Steps) > 0 {
+		steps := make([]string, len(r.Steps))
+		for i, st := range r.Steps {
+			steps[i] = number(st.Rate) + " from " + seconds(st.At)
+		}
+		parts = append(parts, "then "+strings.Join(steps, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
 // WriteSeries writes the per-second series as a table with a header line, one
 // line per second, columns separated by tabs: the fields of [Second], with
 // Hedges only when the run hedged, Judged, Slow, SlowFraction and Threshold
 // (in milliseconds) only when it had a slow judge, and Ramping, RampFraction,
-// RampClock and RampEvidence only when its breakers had a recovery ramp.
+// and RampHeld only when its breakers had a recovery ramp.
 func (r *Report) WriteSeries(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes")
@@ -77,7 +98,7 @@ func (r *Report) WriteSeries(w io.Writer) error {
 		b.WriteString("\tjudged\tslow\tslow_fraction\tthreshold_ms")
 	}
 	if r.Ramping {
-		b.WriteString("\tramping\tramp_fraction\tramp_clock\tramp_evidence")
+		b.WriteString("\tramping\tramp_fraction\tramp_held")
 	}
 	b.WriteByte('\n')
 	for i, s := range r.Seconds {
@@ -89,7 +110,7 @@ func (r *Report) WriteSeries(w io.Writer) error {
 			fmt.Fprintf(&b, "\t%d\t%d\t%.4f\t%.1f", s.Judged, s.Slow, s.SlowFraction, float64(s.Threshold)/float64(time.Millisecond))
 		}
 		if r.Ramping {
-			fmt.Fprintf(&b, "\t%d\t%.4f\t%.4f\t%.4f", s.Ramping, s.RampFraction, s.RampClock, s.RampEvidence)
+			fmt.Fprintf(&b, "\t%d\t%.4f\t%.4f", s.Ramping, s.RampFraction, s.RampHeld)
 		}
 		b.WriteByte('\n')
 	}

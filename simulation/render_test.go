@@ -102,14 +102,14 @@ func TestReportStringAndSeriesOfARampedRun(t *testing.T) {
 		Name: "ramped", Rate: 1, Offered: 200, Served: 150, RefusedByBreaker: 50, Attempts: 150,
 		BreakerOpens: 2, FirstOpen: 30 * time.Second, FirstOpenCause: breaker.CauseConsecutiveFailures,
 		Ramping: true, Ramps: 2, RampsDone: 1, RampsFailed: 1,
-		Seconds: []Second{{Offered: 10, Attempts: 4, Served: 4, RefusedByBreaker: 6, Ramping: 10, RampFraction: 0.41234, RampClock: 0.5, RampEvidence: 0.41234}},
+		Seconds: []Second{{Offered: 10, Attempts: 4, Served: 4, RefusedByBreaker: 6, Ramping: 10, RampFraction: 0.41234, RampHeld: 0.5}},
 	}
 	assert.Contains(t, r.String(), "  breaker       2 opens (first at 30s: consecutive failures), 0 probes (peak 0 per 100ms at 0s)\n"+
 		"  ramps         2 started: 1 closed the breaker, 1 re-opened it\n")
 	var b strings.Builder
 	require.NoError(t, r.WriteSeries(&b))
-	assert.Equal(t, "second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes\tramping\tramp_fraction\tramp_clock\tramp_evidence\n"+
-		"0\t10\t4\t4\t6\t0\t0\t0\t10\t0.4123\t0.5000\t0.4123\n", b.String())
+	assert.Equal(t, "second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes\tramping\tramp_fraction\tramp_held\n"+
+		"0\t10\t4\t4\t6\t0\t0\t0\t10\t0.4123\t0.5000\n", b.String())
 
 	r.Ramping = false
 	assert.NotContains(t, r.String(), "ramps")

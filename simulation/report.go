@@ -19,13 +19,16 @@ const ProbeBucket = 100 * time.Millisecond
 // Report is what a run cost. Calls are counted once, by how they ended:
 // Offered = Served + RefusedByBreaker + RefusedByBudget + Failed.
 type Report struct {
-	// Name, Seed, Duration, Processes and Rate describe the run: the Config's
-	// fields, with Processes at least 1.
+	// Name, Seed, Duration, Processes, Rate, Arrivals and Steps describe the
+	// run: the Config's fields, with Processes at least 1 and Steps a copy of
+	// the Config's.
 	Name      string
 	Seed      uint64
 	Duration  time.Duration
 	Processes int
 	Rate      float64
+	Arrivals  Arrivals
+	Steps     []Step
 
 	// Offered is the number of calls the processes offered.
 	Offered int
@@ -200,6 +203,7 @@ type recorder struct {
 func newRecorder(c Config, faults []Interval) *recorder {
 	rec := &recorder{r: Report{
 		Name: c.Name, Seed: c.Seed, Duration: c.Duration, Processes: c.processes(), Rate: c.Rate,
+		Arrivals: c.Arrivals, Steps: slices.Clone(c.Steps),
 		Faults:  faults,
 		Hedging: c.Client.Hedge != nil,
 		Ramping: c.Client.Breaker != nil && c.Client.Breaker.Recovery != nil,

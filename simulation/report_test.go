@@ -159,15 +159,14 @@ func TestRecorderCountsRamps(t *testing.T) {
 
 	// Per second: the means of what the ramps offered an attempt admitted.
 	rec = newRecorder(c, nil)
-	rec.ramps = []rampSum{{}, {n: 2, fraction: 0.3, clock: 0.5, evidence: 1.1}}
+	rec.ramps = []rampSum{{}, {n: 2, fraction: 0.3, held: 1}}
 	rec.second(2500 * time.Millisecond).Offered = 1
 	r = rec.report()
 	require.Len(t, r.Seconds, 3)
 	assert.Zero(t, r.Seconds[0].Ramping)
 	assert.Equal(t, 2, r.Seconds[1].Ramping)
 	assert.InDelta(t, 0.15, r.Seconds[1].RampFraction, 1e-12)
-	assert.InDelta(t, 0.25, r.Seconds[1].RampClock, 1e-12)
-	assert.InDelta(t, 0.55, r.Seconds[1].RampEvidence, 1e-12)
+	assert.InDelta(t, 0.5, r.Seconds[1].RampHeld, 1e-12)
 	assert.Zero(t, r.Seconds[2].Ramping)
 
 	assert.False(t, newRecorder(Config{Client: Client{Breaker: &breaker.Config{}}}, nil).r.Ramping, "no Recovery, no ramp")

@@ -24,6 +24,7 @@ const (
 	streamPhase
 	streamBreaker
 	streamRetry
+	streamArrival
 )
 
 // Run simulates c and returns its report, or an error naming every setting of
@@ -126,6 +127,7 @@ type process struct {
 	ramping bool             // the breaker is Recovering, as its last transition said
 	loop    loop
 	phase   time.Duration
+	pacer   pacer
 	offered int // calls offered so far
 }
 
@@ -162,14 +164,17 @@ type attemptCopy struct {
 }
 
 // startProcesses builds every process: its breaker, budget, retry rules,
-// hedging and slow judge, and its arrival phase.
+// hedging and slow judge, and its arrivals: its phase, and under Poisson
+// arrivals the stream of its gaps.
 func (s *sim) startProcesses() error {
 	c := s.cfg
 	phases := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
 	s.procs = make([]process, c.processes())
 	for i := range s.procs {
 		p := &s.procs[i]
-		p.phase = time.Duration(phases.Float64() * float64(s.period))
+		frac := phases.Float64()
+		p.phase = evenPhase(frac, c.Rate)
+		p.pacer = newPacer(c.Arrivals, frac, rand.NewPCG(c.Seed, derive(c.Seed, streamArrival, uint64(i))))
 		var err error
 		if c.Client.Budget != nil && (c.Client.Retry != nil || c.Client.Hedge != nil) {
 			bc := *c.Client.Budget
@@ -213,11 +218,11 @@ func (s *sim) schedule() {
 	}
 }
 
-// scheduleArrival schedules process i's next call, if it falls within the run.
+// scheduleArrival schedules process i's next call, if it falls within the
+// run (see pacer.next).
 func (s *sim) scheduleArrival(i int32) {
 	p := &s.procs[i]
-	at := p.phase + time.Duration(float64(p.offered)*float64(time.Second)/s.cfg.Rate)
-	if at < s.cfg.Duration {
+	if at, ok := p.pacer.next(&s.cfg, p.phase); ok {
 		s.q.push(at, evArrive, i, 0)
 	}
 }

@@ -159,8 +159,9 @@ func TestScenarioHedging(t *testing.T) {
 	}
 	assert.Zero(t, without.HedgesSent)
 	// The budget (3 tokens a second and 0.1 per success: 23 a second) pays for
-	// every hedge (about 13 a second).
-	assert.Zero(t, with.HedgesSkipped)
+	// every hedge (about 13 a second); those skipped are the ones beyond the
+	// stage's MaxExtra (1 - 0.95 of the attempts armed).
+	assert.Positive(t, with.HedgesSkipped)
 
 	// Without hedging the p99 of served calls is the model's: 400 ms, to the
 	// sampling error of 12,000 calls (about 4%).
@@ -180,18 +181,18 @@ func TestScenarioHedging(t *testing.T) {
 	assert.InEpsilon(t, float64(stable), float64(model.settledDelay(p95*8/10, hedge.DefaultQuantile)), 0.01, "one stable delay")
 	d := with.HedgeDelay
 	assert.GreaterOrEqual(t, d, stable*8/10, "delay %v, stable at %v", d, stable)
-	assert.LessOrEqual(t, d, stable, "delay %v, stable at %v", d, stable)
+	assert.LessOrEqual(t, d, stable*101/100, "delay %v, stable at %v", d, stable)
 
-	// The extra load is the share of first copies slower than the delay, so it
-	// lies between the model's tail beyond the stable delay (5.3%) and beyond
-	// 0.8 x it (7.9%), near 1 - 0.95; and it is the tail beyond the delay
-	// measured, to within a point (4 binomial standard errors; the delay moves
-	// about its median, and the tail is convex).
+	// The share of first copies slower than the delay, the tail beyond it, is
+	// at least the model's tail beyond the stable delay (5.3%): more than
+	// 1 - 0.95. The stage sends at most MaxExtra (1 - 0.95) of the attempts it
+	// arms, with a second's worth saved up, so the extra load is capped there,
+	// and all but the few due beyond the cap are sent.
 	extra := float64(with.HedgesSent) / calls
-	assert.GreaterOrEqual(t, extra, model.survival(stable))
-	assert.LessOrEqual(t, extra, model.survival(stable*8/10))
 	tail := model.survival(d)
-	assert.InDelta(t, tail, extra, 0.01, "extra load %.4f, P(L > %v) %.4f", extra, d, tail)
+	assert.GreaterOrEqual(t, tail, model.survival(stable*101/100))
+	assert.LessOrEqual(t, extra, 1-hedge.DefaultQuantile+1/calls)
+	assert.InDelta(t, min(tail, 1-hedge.DefaultQuantile), extra, 0.01, "extra load %.4f, P(L > %v) %.4f", extra, d, tail)
 
 	// A hedged call takes min(L1, d + L2): the hedge wins when d + L2 < L1, and
 	// the p99 x of served calls solves P(L1 > x) P(L2 > x - d) = 1%.
@@ -347,8 +348,8 @@ func TestScenariosList(t *testing.T) {
 }
 
 // Run for ten minutes, the hedging scenario's delay climbs to within 6% of its
-// one stable point and its extra load falls to under 6%: the drift a minute in
-// is the approach, not where the stage settles.
+// one stable point, and its extra load stays at the stage's MaxExtra: the
+// drift a minute in is the approach, not where the stage settles.
 func TestHedgeDelayApproachesItsStablePoint(t *testing.T) {
 	model := fitted(hedgingLatency)
 	stable := model.settledDelay(model.quantile(hedge.DefaultQuantile), hedge.DefaultQuantile)
@@ -359,6 +360,6 @@ func TestHedgeDelayApproachesItsStablePoint(t *testing.T) {
 	assert.GreaterOrEqual(t, r.HedgeDelay, stable*94/100, "delay %v, stable at %v", r.HedgeDelay, stable)
 	assert.LessOrEqual(t, r.HedgeDelay, stable)
 	extra := float64(r.HedgesSent) / float64(r.Offered)
-	assert.Less(t, extra, 0.06)
-	assert.GreaterOrEqual(t, extra, model.survival(stable))
+	assert.LessOrEqual(t, extra, 1-hedge.DefaultQuantile, "at most MaxExtra")
+	assert.Greater(t, extra, 0.045, "and nearly all of it")
 }

@@ -30,13 +30,13 @@ type Second struct {
 	SlowFraction float64
 	Threshold    time.Duration
 	// Ramping is the number of attempts offered, in the second, to a breaker
-	// that was Recovering, admitted or refused. RampFraction, RampClock and
-	// RampEvidence are the means over them of the fraction the breaker was
-	// admitting and of its clock and evidence terms (Snapshot's RampFraction,
-	// RampClock and RampEvidence, read just before each was offered); all
-	// three are 0 when Ramping is 0.
-	Ramping                               int
-	RampFraction, RampClock, RampEvidence float64
+	// that was Recovering, admitted or refused. RampFraction is the mean over
+	// them of the fraction the breaker was admitting, and RampHeld the share of
+	// them offered while slow calls held the ramp (Snapshot's RampFraction and
+	// RampHeld, read just before each was offered); both are 0 when Ramping is
+	// 0.
+	Ramping                int
+	RampFraction, RampHeld float64
 }
 
 // Refused returns the calls refused by either the breaker or the budget.

@@ -90,12 +90,14 @@ func TestRunsTheRampVsCliffScenario(t *testing.T) {
 	assert.Contains(t, out, "ramp-vs-cliff/cliff (seed 1)")
 	assert.Contains(t, out, "ramp-vs-cliff/ramp (seed 1)")
 	assert.Contains(t, out, "  ramps         1 started: 1 closed the breaker, 0 re-opened it\n")
-	assert.Contains(t, out, "\tprobes\tramping\tramp_fraction\tramp_clock\tramp_evidence\n", "the ramped run's series has the ramp's columns")
+	assert.Contains(t, out, "\tprobes\tramping\tramp_fraction\tramp_held\n", "the ramped run's series has the ramp's columns")
 	assert.Contains(t, out, "served over the 45s after the outage (calls offered in [35s, 80s) and served, of 1350 offered):\n"+
 		"  ramp-vs-cliff/cliff       86\n"+
-		"  ramp-vs-cliff/ramp       756 (8.79 x the first)\n")
+		"  ramp-vs-cliff/ramp-alone  1028 (11.95 x the first)\n"+
+		"  ramp-vs-cliff/ramp      1315 (15.29 x the first)\n")
 	for _, name := range []string{"ramp-vs-cliff-cliff.svg", "ramp-vs-cliff-ramp.svg", "ramp-vs-cliff-served-per-second.svg",
-		"ramp-vs-cliff-share-of-calls-the-breaker-admitted.svg", "ramp-vs-cliff-the-ramp-s-admitted-fraction-and-its-two-terms.svg"} {
+		"ramp-vs-cliff-share-of-calls-the-breaker-admitted.svg", "ramp-vs-cliff-the-ramp-s-admitted-fraction-and-how-often-slow-calls-held-it-ramp.svg",
+		"ramp-vs-cliff-the-ramp-s-admitted-fraction-and-how-often-slow-calls-held-it-ramp-alone.svg", "ramp-vs-cliff-ramp-alone.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err, name)
 		assert.True(t, bytes.HasPrefix(b, []byte("<svg ")), name)

@@ -68,15 +68,25 @@ type Breaker struct {
 	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
 	successes          int           // fast successful probes in the current half-open phase
 	slowProbes         int           // slow successful probes in the current half-open phase (isSlowProbe)
+	openedAt           instant       // when the latest trip opened the breaker
+	// The trickle (trickle.go); meaningful while state is Open.
+	trickling   bool    // the break lets probes through: it is a trip's, and Recovery is set
+	lastTrickle instant // when the trickle last let a probe through, or the break began
 	// The recovery ramp (ramp.go); meaningful while state is Recovering.
-	ramps      uint64        // ramps started so far; the current ramp's tickets carry it
-	rampStart  instant       // when the current ramp started
-	rampLength time.Duration // how long its clock term takes to climb from Initial to 1
-	evidence   float64       // the evidence term, in [Initial, 1]
-	fastRun    int           // fast successes in a row since the evidence term last moved
-	credit     float64       // deficit accounting: p per offered attempt, 1 per admission
-	rng        *rand.Rand
-	queue      []pipeline.Event // events waiting for delivery, oldest first
+	ramps        uint64        // ramps started so far; the current ramp's tickets carry it
+	rampStart    instant       // when p would have been Initial, had the ramp climbed unheld and unset back
+	rampLength   time.Duration // how long p takes to climb from Initial to 1
+	setBack      bool          // the ramp has been set back
+	round        instant       // its latest setback: failures admitted until then cause none
+	held         bool          // slow calls hold p where it stood at heldAt
+	heldAt       instant       // when the ramp was held
+	fastRun      int           // fast successes in a row
+	rampFailures int           // failures in a row
+	// credit is deficit accounting, for the trickle and the ramp: their share
+	// per offered attempt, 1 per admission.
+	credit float64
+	rng    *rand.Rand
+	queue  []pipeline.Event // events waiting for delivery, oldest first
 
 	// delivering is held by the one goroutine delivering events; it is never
 	// acquired while mu is held, and guards spare.
@@ -246,9 +256,9 @@ func (b *Breaker) reject(state State, wait time.Duration, now instant) {
 
 func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	now := b.now()
-	if until := instant(b.openUntil.Load()); now.Before(until) && b.onEvent == nil && !b.shadow.Load() {
-		// Open, and no hook to tell of the refusal: nothing to change, so no
-		// lock to take. An open breaker under load must cost less than a
+	if until := instant(b.openUntil.Load()); now.Before(until) && b.onEvent == nil && !b.shadow.Load() && b.cfg.trickleEvery == 0 {
+		// Open, no hook to tell of the refusal and no trickle to count it:
+		// nothing to change, so no lock to take. An open breaker under load must cost less than a
 		// healthy call. (A shadow breaker admits instead, under the lock.)
 		return Ticket{}, until.Sub(now), false
 	}
@@ -274,6 +284,9 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 	switch b.state {
 	case Open:
 		if now.Before(b.until) {
+			if t, ok := b.admitTrickle(now); ok {
+				return t, 0, true
+			}
 			wait := b.until.Sub(now)
 			b.reject(Open, wait, now)
 			return Ticket{}, wait, false
@@ -284,23 +297,12 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 		b.transition(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
 		fallthrough
 	case HalfOpen:
-		free := -1
-		for i := range b.slots {
-			s := &b.slots[i]
-			if s.id != 0 && !now.Before(s.expires) {
-				s.id = 0 // expired: its probe never reported in time
-			}
-			if s.id == 0 && free < 0 {
-				free = i
-			}
-		}
+		free := b.freeSlot(now)
 		if free < 0 {
 			b.reject(HalfOpen, 0, now)
 			return Ticket{}, 0, false
 		}
-		b.lastSlot++
-		b.slots[free] = slot{id: b.lastSlot, expires: now.Add(b.probeLife())}
-		return Ticket{start: now, id: b.lastSlot}, 0, true
+		return b.takeSlot(free, now), 0, true
 	case Recovering:
 		return b.admitRamp(now)
 	case Isolated:
@@ -351,13 +353,41 @@ func (b *Breaker) finish(now instant, t *Ticket, v outcome.Verdict, d time.Durat
 	}
 }
 
+// freeSlot frees the probe slots that have expired at now (their probes never
+// reported in time) and returns the index of a free one, or -1. Call it with
+// mu held.
+func (b *Breaker) freeSlot(now instant) int {
+	free := -1
+	for i := range b.slots {
+		s := &b.slots[i]
+		if s.id != 0 && !now.Before(s.expires) {
+			s.id = 0
+		}
+		if s.id == 0 && free < 0 {
+			free = i
+		}
+	}
+	return free
+}
+
+// takeSlot gives the free probe slot i to an attempt admitted at now. Call it
+// with mu held.
+func (b *Breaker) takeSlot(i int, now instant) Ticket {
+	b.lastSlot++
+	b.slots[i] = slot{id: b.lastSlot, expires: now.Add(b.probeLife())}
+	return Ticket{start: now, id: b.lastSlot}
+}
+
 // record applies one outcome. Call it with mu held.
 func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Duration) {
 	failure := v.Failure()
 	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
 	switch b.state {
-	case Open, Isolated:
-		return // a straggler admitted before the breaker opened
+	case Open:
+		b.recordTrickle(now, t, success, d) // a trickled probe, or a straggler
+		return
+	case Isolated:
+		return // a straggler admitted before the breaker was isolated
 	case HalfOpen:
 		if !b.releaseProbe(now, t.id) {
 			return // not a current probe: a straggler, or a probe whose slot expired
@@ -377,8 +407,8 @@ func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Durati
 				b.trip(now, CauseProbeSlow) // not a recovery
 				break
 			}
-			b.startRamp(now, CauseProbeSlow) // up, and not ready: ramp, stalled
-			b.slowRamp(now)
+			b.startRamp(now, CauseProbeSlow) // up, and not ready: ramp, held
+			b.hold(now)
 		default:
 			if b.successes++; b.successes-b.slowProbes < b.cfg.probeSuccesses {
 				break
@@ -464,6 +494,8 @@ func (b *Breaker) trip(now instant, cause Cause) {
 	b.served = b.cfg.jitter.apply(b.nominal, b.rng)
 	b.until = now.Add(b.served)
 	b.state = Open
+	b.openedAt = now
+	b.trickling, b.lastTrickle, b.credit = b.cfg.trickleEvery > 0, now, 0
 	b.openUntil.Store(int64(b.until))
 	b.clearEvidence()
 	b.transition(Transition{From: from, To: Open, Cause: cause, Break: b.served, At: b.at(now)})

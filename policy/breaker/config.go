@@ -159,8 +159,8 @@ type Config struct {
 	// alternatives.
 	//
 	// ProbeSuccesses is the lead of fast probes that closes. Zero means
-	// DefaultProbeSuccesses (2). It is also the run of fast calls that raises
-	// a ramp's evidence term.
+	// DefaultProbeSuccesses (2). It is also the run of fast calls that
+	// releases a ramp held by slow calls.
 	ProbeSuccesses int
 	// ProbeSlowLead is the lead of slow probes that re-opens. Zero means
 	// DefaultProbeSlowLead (4). 1 with ProbeSuccesses 1 and ProbeSlowFraction
@@ -239,6 +239,7 @@ type settings struct {
 	rampInitial  float64
 	rampMin      time.Duration
 	rampMax      time.Duration
+	trickleEvery time.Duration // 0: no trickle
 
 	slowCalls   bool // the measured normal latency is kept
 	slowMult    float64

@@ -201,7 +201,7 @@ func TestConfigAtItsMaximums(t *testing.T) {
 		SlowCallThreshold:   breaker.MaxDuration,
 		SlowCalls:           breaker.SlowCalls{Window: breaker.MaxDuration},
 		Failures:            breaker.Failures{Window: breaker.MaxDuration, Multiple: 1.5},
-		Recovery:            &breaker.Recovery{Minimum: breaker.MaxDuration, Maximum: breaker.MaxDuration},
+		Recovery:            &breaker.Recovery{Minimum: breaker.MaxDuration, Maximum: breaker.MaxDuration, TrickleEvery: breaker.MaxDuration},
 	})
 	runFail(r)
 	assert.Equal(t, breaker.Open, r.state())

@@ -61,17 +61,18 @@ type Snapshot struct {
 	// lead by Config.ProbeSuccesses or the slow ones by Config.ProbeSlowLead.
 	ProbeSuccesses, SlowProbes int
 
-	// RampStarted is when the current recovery ramp started, and RampLength how
-	// long its clock term takes to climb from Recovery.Initial to 1. A ramp
-	// running for much longer than RampLength is being held back by slow calls
-	// (see [Recovery]): worth an alert. Both are zero unless State is Recovering.
-	RampStarted time.Time
-	RampLength  time.Duration
 	// RampFraction is the fraction of offered attempts the recovery ramp is
-	// admitting: the smaller of RampClock, the clock term, and RampEvidence, the
-	// evidence term. All three are 0 unless State is Recovering, and then
-	// RampFraction is below 1.
-	RampFraction, RampClock, RampEvidence float64
+	// admitting, below 1, RampLength how long it takes to climb from
+	// Recovery.Initial to 1, and RampStarted when it would have stood at
+	// Initial had it never been held or set back (see [Recovery]): a
+	// RampStarted moving later and a RampLength growing mean slow calls and
+	// failures are holding the ramp back, and a ramp running for much longer
+	// than its length is worth an alert. RampHeld reports that slow calls
+	// hold it now. All are zero unless State is Recovering.
+	RampStarted  time.Time
+	RampLength   time.Duration
+	RampFraction float64
+	RampHeld     bool
 
 	// NormalLatency and NormalLatencyOK are what [Breaker.NormalLatency]
 	// returns; NormalLatency is 0 when NormalLatencyOK is false.
@@ -133,8 +134,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	switch {
 	case s.State == Recovering:
 		s.RampStarted, s.RampLength = b.at(b.rampStart), b.rampLength
-		s.RampClock, s.RampEvidence = b.rampClock(now), b.evidence
-		s.RampFraction = min(s.RampClock, s.RampEvidence)
+		s.RampFraction, s.RampHeld = b.rampFraction(now), b.held
 	case b.state == Recovering: // the ramp has run out: read what closing it leaves
 		s.Trips = 0
 	}
@@ -150,7 +150,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	s.NormalFailureRate, s.NormalFailureRateOK = b.normalFailureRate(now)
 	s.SlowCallThreshold, _ = b.slowLimit(now)
 	s.FailureTripPoint = b.failurePoint(now)
-	if b.state == HalfOpen {
+	if b.state == HalfOpen || b.state == Open { // the trickle's probes hold slots too
 		for _, sl := range b.slots {
 			if sl.id != 0 && now.Before(sl.expires) {
 				s.Probes++
@@ -208,6 +208,8 @@ func (b *Breaker) IsolateFor(d time.Duration) {
 	}
 	from := b.state
 	b.state = Open
+	b.trickling = false // an operator's break: nothing goes through
+	b.openedAt = now
 	b.served = d
 	b.until = now.Add(d)
 	b.openUntil.Store(int64(b.until))

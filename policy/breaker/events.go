@@ -27,7 +27,7 @@ const (
 	// threshold (Config.SlowCallThreshold or the measured one) led the fast
 	// ones by Config.ProbeSlowLead.
 	// It re-opens a half-open breaker, or, with Config.Recovery set, starts the
-	// recovery ramp with its evidence term at Recovery.Initial.
+	// recovery ramp held at Recovery.Initial.
 	CauseProbeSlow
 	// CauseBreakElapsed: an attempt arrived after the break and became a probe.
 	CauseBreakElapsed
@@ -42,14 +42,17 @@ const (
 	// CauseRelativeFailureRatio: the trip window, with at least two failures,
 	// reached the relative trip point measured by Config.Failures.
 	CauseRelativeFailureRatio
-	// CauseRampFailed: an attempt admitted by the recovery ramp failed, which
-	// re-opens a Recovering breaker at once.
+	// CauseRampFailed: Config.ConsecutiveFailures attempts in a row admitted
+	// by the recovery ramp failed, which re-opens a Recovering breaker.
 	CauseRampFailed
 	// CauseRampDone: the recovery ramp's admitted fraction reached 1, and the
 	// first admission or outcome after that closed the breaker.
 	CauseRampDone
 	// CauseForced: Breaker.IsolateFor opened the breaker for a given time.
 	CauseForced
+	// CauseTrickle: a probe the trickle let through during the break succeeded
+	// fast (see [Recovery]), which ends the break early.
+	CauseTrickle
 )
 
 // String returns the cause in words.
@@ -81,6 +84,8 @@ func (c Cause) String() string {
 		return "ramp done"
 	case CauseForced:
 		return "forced open"
+	case CauseTrickle:
+		return "trickle succeeded"
 	}
 	return fmt.Sprintf("breaker.Cause(%d)", uint8(c))
 }

@@ -160,9 +160,9 @@ func TestProbeJudgedStricterThanTheRamp(t *testing.T) {
 	}
 	require.Equal(t, breaker.Recovering, r.state(), "slow probes start the ramp held back")
 	lastCause(breaker.CauseProbeSlow)(r)
-	terms(0.125, 0.125, 0.125)(r)
-	for range 2 * breaker.DefaultProbeSuccesses {
+	terms(0.125, true)(r)
+	for range breaker.DefaultProbeSuccesses {
 		rampCall(ok, 80*time.Millisecond)(r)
 	}
-	terms(0.125, 0.125, 0.375)(r) // two runs of fast calls: the evidence term rose twice
+	terms(0.125, false)(r) // a run of fast calls released it
 }

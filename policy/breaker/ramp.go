@@ -10,37 +10,36 @@ const rampTicket = 1 << 63
 // The ramp at work. Every helper here must be called with mu held.
 
 // startRamp moves a half-open breaker to Recovering at now. The ramp's length is
-// derived from the break just served; its evidence term starts at 1, so that the
-// clock alone paces a healthy recovery. The trip window, failure run and probes
-// are cleared; the break growth is kept until the ramp closes the breaker.
+// derived from how long the breaker was open (the break served, or less when
+// the trickle ended it early). The trip window, failure run and probes are
+// cleared; the break growth is kept until the ramp closes the breaker.
 func (b *Breaker) startRamp(now instant, cause Cause) {
 	b.state = Recovering
 	b.clearEvidence()
 	b.ramps++
-	b.rampStart = now
-	length := time.Duration(b.cfg.rampFraction * float64(b.served))
+	b.rampStart, b.setBack = now, false
+	length := time.Duration(b.cfg.rampFraction * float64(now.Sub(b.openedAt)))
 	b.rampLength = min(max(length, b.cfg.rampMin), b.cfg.rampMax)
-	b.evidence, b.fastRun, b.credit = 1, 0, 0
+	b.held, b.fastRun, b.rampFailures, b.credit = false, 0, 0, 0
 	b.transition(Transition{From: HalfOpen, To: Recovering, Cause: cause, At: b.at(now)})
 }
 
-// rampClock returns the clock term at now: Initial at the ramp's start, rising
-// linearly to exactly 1 at its end. The model in breakertest computes it with
-// the same floating-point operations, in the same order.
-func (b *Breaker) rampClock(now instant) float64 {
+// rampFraction returns p, the fraction of offered attempts the ramp admits at
+// now: Initial at the ramp's start, rising linearly to exactly 1 at its end,
+// and standing still while the ramp is held. At 1 the ramp has run out: the
+// breaker reads Closed, and the next admission or outcome closes it. The model
+// in breakertest computes it with the same floating-point operations, in the
+// same order.
+func (b *Breaker) rampFraction(now instant) float64 {
+	if b.held {
+		now = b.heldAt
+	}
 	elapsed := now.Sub(b.rampStart)
 	if elapsed >= b.rampLength {
 		return 1
 	}
 	initial := b.cfg.rampInitial
 	return initial + (1-initial)*float64(elapsed)/float64(b.rampLength)
-}
-
-// rampFraction returns p, the fraction of offered attempts the ramp admits at now.
-// At 1 the ramp has run out: the breaker reads Closed, and the next admission
-// or outcome closes it.
-func (b *Breaker) rampFraction(now instant) float64 {
-	return min(b.rampClock(now), b.evidence)
 }
 
 // admitRamp decides an admission while Recovering: deficit accounting at p.
@@ -67,10 +66,11 @@ func (b *Breaker) admitRamp(now instant) (Ticket, time.Duration, bool) {
 // recordRamp applies the outcome of an attempt t, of duration d, while
 // Recovering, and reports whether it is done with it: false when the ramp had
 // run out, so that the breaker is now Closed and the outcome is a closed-state
-// sample. Only attempts of the current ramp count: a failure re-opens the breaker
-// with the grown break, a slow success halves the admitted fraction (not below
-// Initial), and Config.ProbeSuccesses fast successes in a row raise the evidence
-// term by Initial. Nothing here feeds the trip window or the baselines.
+// sample. Only attempts of the current ramp count. A failure is a setback, and
+// Config.ConsecutiveFailures of them in a row re-open the breaker with the
+// grown break; a slow success holds the ramp, and Config.ProbeSuccesses fast
+// successes in a row release it. Nothing here feeds the trip window or the
+// baselines.
 func (b *Breaker) recordRamp(now instant, t Ticket, failure, success bool, d time.Duration) bool {
 	if b.rampFraction(now) >= 1 {
 		b.finishRamp(now)
@@ -81,26 +81,50 @@ func (b *Breaker) recordRamp(now instant, t Ticket, failure, success bool, d tim
 		// A straggler admitted before the breaker opened, an attempt of an earlier
 		// ramp, or a probe still in flight when this ramp began.
 	case failure:
-		b.trip(now, CauseRampFailed)
+		if b.rampFailures++; b.rampFailures >= b.cfg.consecutive {
+			b.trip(now, CauseRampFailed)
+			break
+		}
+		b.fastRun = 0
+		if !b.setBack || b.round.Before(t.start) {
+			b.setback(now)
+		}
 	case !success:
-		// Not evidence: it neither slows the ramp nor ends a run of fast calls.
+		// Not evidence: it neither moves the ramp nor ends a run of fast calls.
 	case b.isSlow(now, d):
-		b.slowRamp(now)
+		b.rampFailures, b.fastRun = 0, 0
+		b.hold(now)
 	default:
-		b.fastRun++
-		if b.fastRun >= b.cfg.probeSuccesses {
-			b.fastRun = 0
-			b.evidence = min(1, b.evidence+b.cfg.rampInitial)
+		b.rampFailures = 0
+		if b.fastRun++; b.held && b.fastRun >= b.cfg.probeSuccesses {
+			b.rampStart = b.rampStart.Add(now.Sub(b.heldAt))
+			b.held = false
 		}
 	}
 	return true
 }
 
-// slowRamp applies one slow call: the admitted fraction is halved, not below
-// Initial, and held there by the evidence term; the run of fast calls ends.
-func (b *Breaker) slowRamp(now instant) {
-	b.evidence = max(b.cfg.rampInitial, b.rampFraction(now)/2)
-	b.fastRun = 0
+// hold stops the ramp's clock at now, if it is not stopped already: a slow
+// call says the dependency is up and not ready for more.
+func (b *Breaker) hold(now instant) {
+	if !b.held {
+		b.held, b.heldAt = true, now
+	}
+}
+
+// setback applies a failed attempt admitted since the last setback: the
+// admitted fraction p halves (not below Initial) and the ramp's length doubles
+// (not beyond Maximum), so that p climbs again from its half, more slowly. The
+// attempts admitted until then, at the old fraction, can cause no further
+// setback: they are one round, as a congestion window is. A held ramp is released: the
+// halving is the stronger answer.
+func (b *Breaker) setback(now instant) {
+	p := max(b.cfg.rampInitial, b.rampFraction(now)/2)
+	b.held = false
+	b.setBack, b.round = true, now
+	b.rampLength = min(2*b.rampLength, b.cfg.rampMax)
+	initial := b.cfg.rampInitial
+	b.rampStart = now.Add(-time.Duration((p - initial) / (1 - initial) * float64(b.rampLength)))
 }
 
 // finishRamp closes a breaker whose ramp has run out: the recovery is complete,

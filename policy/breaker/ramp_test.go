@@ -15,8 +15,9 @@ import (
 
 // exact is a breaker with a ramp whose numbers are exact in binary: one failure
 // opens it for 8 s, and the ramp that follows climbs from 1/8 to 1 over 4 s
-// (half the break), so that the clock term is 11/32 after 1 s, 18/32 after 2 s
-// and 25/32 after 3 s. Calls above 100 ms are slow; the measured normal is off.
+// (half the time it was open), so that p is 11/32 after 1 s, 18/32 after 2 s
+// and 25/32 after 3 s. Calls above 100 ms are slow; the measured normal is
+// off, and so is the trickle (trickle_test.go tests it).
 func exact() breaker.Config {
 	return breaker.Config{
 		ConsecutiveFailures: 1,
@@ -24,7 +25,7 @@ func exact() breaker.Config {
 		BreakJitter:         breaker.JitterNone,
 		SlowCallThreshold:   100 * time.Millisecond,
 		SlowCalls:           breaker.SlowCalls{Disabled: true},
-		Recovery:            &breaker.Recovery{Fraction: 0.5, Initial: 0.125},
+		Recovery:            &breaker.Recovery{Fraction: 0.5, Initial: 0.125, TrickleEvery: -1},
 	}
 }
 
@@ -92,14 +93,13 @@ func inFlight(r *rig) int {
 	return 0
 }
 
-// terms requires the ramp's admitted fraction and its two terms.
-func terms(p, clock, evidence float64) func(*rig) {
+// terms requires the ramp's admitted fraction and whether slow calls hold it.
+func terms(p float64, held bool) func(*rig) {
 	return func(r *rig) {
 		r.t.Helper()
 		s := r.b.Snapshot()
 		assert.Equal(r.t, p, s.RampFraction, "admitted fraction")
-		assert.Equal(r.t, clock, s.RampClock, "clock term")
-		assert.Equal(r.t, evidence, s.RampEvidence, "evidence term")
+		assert.Equal(r.t, held, s.RampHeld, "held")
 	}
 }
 
@@ -125,10 +125,10 @@ func TestRamp(t *testing.T) {
 		steps []step
 	}{
 		{"a healthy ramp is paced by the clock", exact(), []step{
-			{"t=0: p=1/8", terms(0.125, 0.125, 1), breaker.Recovering},
+			{"t=0: p=1/8", terms(0.125, false), breaker.Recovering},
 			{"4 of 32 admitted; refusals carry no hint", offers(32, 4, 0), breaker.Recovering},
 			{"t=1s", advance(time.Second), breaker.Recovering},
-			{"p=11/32", terms(11.0/32, 11.0/32, 1), breaker.Recovering},
+			{"p=11/32", terms(11.0/32, false), breaker.Recovering},
 			{"11 of 32", offers(32, 11, 0), breaker.Recovering},
 			{"t=2s: 18 of 32", func(r *rig) { r.clock.Advance(time.Second); offers(32, 18, 0)(r) }, breaker.Recovering},
 			{"t=3s: 25 of 32", func(r *rig) { r.clock.Advance(time.Second); offers(32, 25, 0)(r) }, breaker.Recovering},
@@ -136,34 +136,29 @@ func TestRamp(t *testing.T) {
 			{"everything admitted", offers(32, 32, 0), breaker.Closed},
 			{"closed by the ramp", lastCause(breaker.CauseRampDone), breaker.Closed},
 		}},
-		{"slow calls stall the ramp and never trip it", windowed, []step{
+		{"slow calls hold the ramp and never trip it", windowed, []step{
 			{"t=2s", advance(2 * time.Second), breaker.Recovering},
-			{"p=18/32", terms(0.5625, 0.5625, 1), breaker.Recovering},
-			{"a slow call halves p", rampCall(ok, slow), breaker.Recovering},
-			{"the evidence term holds it", terms(0.28125, 0.5625, 0.28125), breaker.Recovering},
+			{"p=18/32", terms(0.5625, false), breaker.Recovering},
+			{"a slow call holds p", rampCall(ok, slow), breaker.Recovering},
+			{"where it stood", terms(0.5625, true), breaker.Recovering},
 			{"a second slow call", rampCall(ok, slow), breaker.Recovering},
-			{"a third", rampCall(ok, slow), breaker.Recovering},
-			{"floored at Initial", terms(0.125, 0.5625, 0.125), breaker.Recovering},
-			{"the clock runs out", advance(2 * time.Second), breaker.Recovering},
-			{"stalled", terms(0.125, 1, 0.125), breaker.Recovering},
-			{"refused without a hint", offers(7, 0, 0), breaker.Recovering},
-			{"an hour later, still stalled", advance(time.Hour), breaker.Recovering},
-			{"one fast call: no step yet", rampCall(ok, fast), breaker.Recovering},
-			{"p unchanged", terms(0.125, 1, 0.125), breaker.Recovering},
+			{"past the ramp's end", advance(2 * time.Second), breaker.Recovering},
+			{"still held", terms(0.5625, true), breaker.Recovering},
+			{"an hour later, still held", advance(time.Hour), breaker.Recovering},
+			{"one fast call: not released yet", rampCall(ok, fast), breaker.Recovering},
 			{"a throttled answer neither ends the run nor counts", rampCall(throttled, slow), breaker.Recovering},
-			{"two fast in a row add one Initial", rampCall(ok, fast), breaker.Recovering},
-			{"p=1/4", terms(0.25, 1, 0.25), breaker.Recovering},
-			{"a slow call ends the run and halves p", func(r *rig) { rampCall(ok, fast)(r); rampCall(ok, slow)(r) }, breaker.Recovering},
-			{"back to Initial", terms(0.125, 1, 0.125), breaker.Recovering},
-			{"13 fast calls", times(13, rampCall(ok, fast)), breaker.Recovering},
-			{"one short", terms(0.875, 1, 0.875), breaker.Recovering},
-			{"the 14th: evidence reaches 1, the ramp has run out", rampCall(ok, fast), breaker.Closed},
+			{"held", terms(0.5625, true), breaker.Recovering},
+			{"two fast in a row release it", rampCall(ok, fast), breaker.Recovering},
+			{"from where it stood", terms(0.5625, false), breaker.Recovering},
+			{"1 s later", advance(time.Second), breaker.Recovering},
+			{"it climbs again: p=25/32", terms(25.0/32, false), breaker.Recovering},
+			{"the ramp runs out", advance(time.Second), breaker.Closed},
 			{"closed by the next admission", admitOK, breaker.Closed},
 			{"the trip window was fed no slow call: one fast sample", runOK, breaker.Closed},
 			{"and a slow one trip it now (MinimumCalls 2)", func(r *rig) { r.run(ok, slow) }, breaker.Open},
 			{"on slow calls", lastCause(breaker.CauseSlowCalls), breaker.Open},
 		}},
-		{"a failure re-opens at once, with the grown break", exact(), []step{
+		{"with ConsecutiveFailures 1, a failure re-opens at once, with the grown break", exact(), []step{
 			{"t=1s", advance(time.Second), breaker.Recovering},
 			{"a ramp attempt fails", rampCall(fail, fast), breaker.Open},
 			{"because the ramp failed", lastCause(breaker.CauseRampFailed), breaker.Open},
@@ -185,7 +180,7 @@ func TestRamp(t *testing.T) {
 				}
 			}, breaker.Recovering},
 			{"the straggler fails", record(0, fail), breaker.Recovering},
-			{"and nothing moved", terms(0.125, 0.125, 1), breaker.Recovering},
+			{"and nothing moved", terms(0.125, false), breaker.Recovering},
 		}},
 		{"an outcome after the ramp ran out closes it first", exact(), []step{
 			{"a ramp attempt in flight", func(r *rig) { inFlight(r) }, breaker.Recovering},
@@ -256,7 +251,7 @@ func TestRampCountsOnlyItsOwnAttempts(t *testing.T) {
 	r.b.Record(r.ticket[b], ok, slow)
 	r.b.Record(r.ticket[b], fail, fast)
 	assert.Equal(t, breaker.Recovering, r.state(), "the first ramp's attempt is a straggler to the second")
-	terms(0.125, 0.125, 1)(r)
+	terms(0.125, false)(r)
 }
 
 // TestSlowProbeStartsTheRamp: with a ramp, slow but successful probes are the
@@ -283,13 +278,14 @@ func TestSlowProbeStartsTheRamp(t *testing.T) {
 		}
 		require.Equal(t, breaker.Recovering, r.state(), "the fourth slow probe starts the ramp")
 		lastCause(breaker.CauseProbeSlow)(r)
-		terms(0.125, 0.125, 0.125)(r)
+		terms(0.125, true)(r)
 		r.clock.Advance(4 * time.Second)
-		assert.Equal(t, breaker.Recovering, r.state(), "held back after the clock has run out")
-		for range 14 {
-			rampCall(ok, fast)(r)
-		}
-		assert.Equal(t, breaker.Closed, r.state(), "7 steps of 1/8 from 1/8")
+		assert.Equal(t, breaker.Recovering, r.state(), "held after the ramp's length has passed")
+		rampCall(ok, fast)(r)
+		rampCall(ok, fast)(r)
+		terms(0.125, false)(r)
+		r.clock.Advance(r.b.Snapshot().RampLength)
+		assert.Equal(t, breaker.Closed, r.state(), "released by two fast calls, it climbs over its length")
 	}
 }
 
@@ -321,4 +317,72 @@ func TestRampRefusalsAimNoOneInstant(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, len(comeBack), 3, "refusals at different moments point at different instants: %v", comeBack)
+}
+
+// TestAFailureSetsTheRampBack: below Config.ConsecutiveFailures in a row, a
+// failed attempt of the ramp halves p and doubles the ramp's length, once per
+// round: an attempt admitted before the setback causes no other one. The run
+// of failures in a row re-opens it.
+func TestAFailureSetsTheRampBack(t *testing.T) {
+	cfg := exact()
+	cfg.ConsecutiveFailures = 3
+	r := newRig(t, cfg)
+	for range 3 {
+		r.run(fail, 0)
+	}
+	require.Equal(t, breaker.Open, r.state())
+	r.clock.Advance(8 * time.Second)
+	r.run(ok, 0)
+	r.run(ok, 0)
+	require.Equal(t, breaker.Recovering, r.state())
+	require.Equal(t, 4*time.Second, r.b.Snapshot().RampLength, "half of the 8 s it was open")
+
+	r.clock.Advance(2 * time.Second)
+	terms(0.5625, false)(r)
+	a, b := inFlight(r), inFlight(r)
+	r.b.Record(r.ticket[a], fail, fast)
+	s := r.b.Snapshot()
+	assert.Equal(t, breaker.Recovering, s.State, "one failure is a setback, not a trip")
+	assert.InDelta(t, 0.5625/2, s.RampFraction, 1e-9, "p halves")
+	assert.Equal(t, 8*time.Second, s.RampLength, "and the ramp's length doubles")
+	r.b.Record(r.ticket[b], fail, fast)
+	s = r.b.Snapshot()
+	assert.InDelta(t, 0.5625/2, s.RampFraction, 1e-9, "an attempt sent before the setback sets nothing back")
+	assert.Equal(t, 8*time.Second, s.RampLength)
+
+	rampCall(ok, fast)(r) // ends the run of failures
+	r.clock.Advance(time.Second)
+	assert.InDelta(t, 0.5625/2+0.875/8, r.b.Snapshot().RampFraction, 1e-9, "p climbs again over the longer ramp")
+	rampCall(fail, fast)(r)
+	assert.InDelta(t, (0.5625/2+0.875/8)/2, r.b.Snapshot().RampFraction, 1e-9)
+	assert.Equal(t, 16*time.Second, r.b.Snapshot().RampLength)
+	rampCall(fail, fast)(r)
+	rampCall(fail, fast)(r)
+	assert.Equal(t, breaker.Open, r.state(), "three failures in a row re-open")
+	lastCause(breaker.CauseRampFailed)(r)
+	assert.Equal(t, 16*time.Second, r.refused(), "with the grown break")
+}
+
+// TestSetbacksNeverGoBelowInitialNorBeyondMaximum: repeated setbacks floor p
+// at Initial and cap the ramp's length at Maximum.
+func TestSetbacksNeverGoBelowInitialNorBeyondMaximum(t *testing.T) {
+	cfg := exact()
+	cfg.ConsecutiveFailures = 100
+	cfg.Recovery.Maximum = 10 * time.Second
+	r := newRig(t, cfg)
+	for range 100 {
+		r.run(fail, 0)
+	}
+	r.clock.Advance(8 * time.Second)
+	r.run(ok, 0)
+	r.run(ok, 0)
+	require.Equal(t, breaker.Recovering, r.state())
+	for range 20 {
+		rampCall(fail, fast)(r)
+		r.clock.Advance(time.Millisecond)
+	}
+	s := r.b.Snapshot()
+	assert.Equal(t, breaker.Recovering, s.State)
+	assert.InDelta(t, 0.125, s.RampFraction, 0.001, "floored at Initial")
+	assert.Equal(t, 10*time.Second, s.RampLength, "capped at Maximum")
 }

@@ -7,42 +7,66 @@ import (
 
 // The defaults of a [Recovery] whose fields are zero.
 const (
-	// DefaultRecoveryFraction is the length of a ramp as a fraction of the break
-	// that preceded it: a 15 s break ramps over 3.75 s.
+	// DefaultRecoveryFraction is the length of a ramp as a fraction of the time
+	// the breaker was open: a 15 s break ramps over 3.75 s.
 	DefaultRecoveryFraction = 0.25
 	// DefaultRecoveryInitial is the fraction of attempts a ramp admits when it
-	// starts, the floor of its evidence term, and the step by which fast calls
-	// raise that term.
+	// starts, and never less after a setback; and the share of the attempts
+	// offered during a break that the trickle lets through.
 	DefaultRecoveryInitial = 0.05
 	// DefaultRecoveryMinimum is the shortest ramp.
 	DefaultRecoveryMinimum = time.Second
 	// DefaultRecoveryMaximum is the longest ramp.
 	DefaultRecoveryMaximum = 30 * time.Second
+	// DefaultTrickleEvery is the longest an open breaker with a ramp goes
+	// without letting a probe through.
+	DefaultTrickleEvery = time.Second
 )
 
-// Recovery configures the recovery ramp: instead of closing at once when its
-// probes succeed, the breaker becomes Recovering and admits a growing fraction p
-// of the attempts offered to it, refusing the rest as an open breaker does, until
-// p reaches 1 and it closes. Set Config.Recovery to &Recovery{} for the defaults;
-// a nil Config.Recovery (the default) means no ramp.
+// Recovery configures how a breaker comes back from a trip: a trickle of
+// probes during the break, and a recovery ramp after it. Set Config.Recovery
+// to &Recovery{} for the defaults; a nil Config.Recovery (the default) means
+// neither: the break refuses everything, and the breaker closes at once when
+// its probes succeed.
 //
-// p is the smaller of two terms. The clock term climbs linearly from Initial to 1
-// over the ramp's length, Fraction times the break just served, clamped to
-// [Minimum, Maximum]. The evidence term starts at 1 and is AIMD on the speed of
-// the attempts the ramp admits, judged by the same effective slow-call threshold
-// as the slow-call trip: a slow call halves the admitted fraction p (not below
-// Initial) and the evidence term holds it there; Config.ProbeSuccesses fast
-// successes in a row add Initial back (up to 1). Admission is deficit
-// accounting, not chance: every offered attempt adds p to a credit, and an
-// attempt is admitted when the credit reaches 1, which it then pays. See the
-// package documentation for the rules of a ramp.
+// The trickle. During a break that a trip started, the breaker lets through,
+// as probes, Initial of the attempts offered to it (deficit accounting) and at
+// least one every TrickleEvery, never more at once than Config.HalfOpenProbes.
+// A probe that succeeds fast ends the break there: the breaker is HalfOpen
+// with one fast probe counted. A failed or slow one changes nothing: the break
+// goes on as it was. So the breaker learns within about a second that the
+// dependency is back, however long its break, and the dependency is never
+// left without traffic, which is what lets a cache, a pool or an autoscaler
+// behind it stay warm. A break started by [Breaker.IsolateFor] lets nothing
+// through.
+//
+// The ramp. Instead of closing when its probes succeed, the breaker becomes
+// Recovering and admits a fraction p of the attempts offered to it, refusing
+// the rest as an open breaker does, until p reaches 1 and it closes. p climbs
+// linearly from Initial to 1 over the ramp's length: Fraction of the time the
+// breaker was open, clamped to [Minimum, Maximum]. The ramp answers what its
+// attempts show, as a congestion window does:
+//   - a slow call (by the slow-call trip's own threshold) holds p where it
+//     stands, until Config.ProbeSuccesses fast successes in a row release it;
+//   - a failure is a setback: p halves (not below Initial) and the ramp's
+//     length doubles (not beyond Maximum), so that p climbs again from there,
+//     more slowly. Attempts admitted before the setback cause no other one:
+//     they were sent at the fraction it corrected;
+//   - Config.ConsecutiveFailures failures in a row re-open the breaker, with
+//     the grown break.
+//
+// Admission is deficit accounting, not chance: every offered attempt adds p
+// to a credit, and an attempt is admitted when the credit reaches 1, which it
+// then pays. See docs/breaker.md for the measurements behind these rules.
 type Recovery struct {
-	// Fraction is the ramp's length as a fraction of the break just served. Zero
-	// means DefaultRecoveryFraction (0.25); otherwise it must lie in (0, 1].
+	// Fraction is the ramp's length as a fraction of the time the breaker was
+	// open. Zero means DefaultRecoveryFraction (0.25); otherwise it must lie in
+	// (0, 1].
 	Fraction float64
-	// Initial is the fraction the ramp starts at, the floor of its evidence term,
-	// and the step that fast calls add to it. Zero means DefaultRecoveryInitial
-	// (0.05); otherwise it must lie in (0, 1): at 1 there would be no ramp.
+	// Initial is the fraction the ramp starts at and never falls below, and
+	// the share of the offered attempts the trickle lets through. Zero means
+	// DefaultRecoveryInitial (0.05); otherwise it must lie in (0, 1): at 1
+	// there would be no ramp.
 	Initial float64
 	// Minimum is the shortest ramp. Zero means DefaultRecoveryMinimum (1 s), or
 	// Maximum if that is set and shorter; it must not be negative.
@@ -51,6 +75,11 @@ type Recovery struct {
 	// Minimum if that is longer; it must not be negative nor shorter than
 	// Minimum.
 	Maximum time.Duration
+	// TrickleEvery is the longest an open breaker goes, during a trip's break,
+	// without letting a probe through. Zero means DefaultTrickleEvery (1 s); a
+	// negative value turns the trickle off, so that the break refuses
+	// everything (the ramp is unchanged).
+	TrickleEvery time.Duration
 }
 
 // settings checks r and fills in s's ramp fields. A nil r is no ramp.
@@ -83,6 +112,13 @@ func (r *Recovery) settings(s *settings, p *problems) {
 		p.add("Recovery.Maximum must not be negative (0 means the default %v), got %v", DefaultRecoveryMaximum, r.Maximum)
 	}
 	p.longest("Recovery.Maximum", r.Maximum)
+	switch {
+	case r.TrickleEvery == 0:
+		s.trickleEvery = DefaultTrickleEvery
+	case r.TrickleEvery > 0:
+		s.trickleEvery = r.TrickleEvery
+		p.longest("Recovery.TrickleEvery", r.TrickleEvery)
+	}
 	switch {
 	case s.rampMin == 0 && s.rampMax == 0:
 		s.rampMin, s.rampMax = DefaultRecoveryMinimum, DefaultRecoveryMaximum

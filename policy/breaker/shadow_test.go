@@ -170,7 +170,7 @@ func TestHedgeIgnoresAShadowBreaker(t *testing.T) {
 			for range hedge.DefaultMinSamples {
 				est.Record(est.Now(), time.Millisecond)
 			}
-			h, err := hedge.New[string](hedge.Config{Estimator: est, Breaker: br, Repeatable: true})
+			h, err := hedge.New[string](hedge.Config{Estimator: est, Breaker: br, Repeatable: true, MaxExtra: 1})
 			require.NoError(t, err)
 			_, armed := h.Delay(est.Now())
 			assert.Equal(t, shadow, armed, "Delay armed")

@@ -2,6 +2,7 @@ package hedge_test
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -28,7 +29,7 @@ func TestEachHedgeCostsABudgetTokenAndNoneIsSentWithout(t *testing.T) {
 		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 		require.NoError(t, err)
 		ev := new(events)
-		p := stage(t, hedge.Config{Budget: b})
+		p := stage(t, hedge.Config{Budget: b, MaxExtra: 1})
 
 		v, _, err := execute(t.Context(), p, slowFirst(), ev)
 		require.NoError(t, err)
@@ -115,4 +116,59 @@ func TestTheBreakerIsAskedAgainWhenTheHedgeIsDue(t *testing.T) {
 		require.Len(t, ev.named("hedge.skipped"), 1)
 		assert.Equal(t, "breaker", ev.named("hedge.skipped")[0].(hedge.Skipped).Why)
 	})
+}
+
+// TestHedgesAddAtMostMaxExtra: however often a hedge falls due, the stage
+// sends no more hedges than MaxExtra of the attempts it armed, with one
+// attempt's hedges saved up at the start; a hedge the budget refuses is not
+// spent.
+func TestHedgesAddAtMostMaxExtra(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   hedge.Config
+		armed int
+		sent  int
+	}{
+		{"a quarter", hedge.Config{MaxExtra: 0.25}, 40, 1 + 40/4},
+		{"the default: 1 - Quantile", hedge.Config{}, 200, 1 + 200/20},
+		{"1 - Quantile, never under MinExtra", hedge.Config{Quantile: 1}, 200, 1 + 200/100},
+		{"three copies: two saved, one a call", hedge.Config{MaxAttempts: 3, MaxExtra: 1}, 10, 2 + 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			est := warm(t, hedge.DefaultMinSamples, time.Millisecond)
+			tc.cfg.Estimator = est
+			p := stage(t, tc.cfg)
+			sent := 0
+			for range tc.armed {
+				for p.Permit() == "" { // every due hedge the stage allows
+					sent++
+				}
+				_, armed := p.Delay(est.Now())
+				require.True(t, armed)
+			}
+			for p.Permit() == "" {
+				sent++
+			}
+			assert.Equal(t, tc.sent, sent)
+			assert.Equal(t, "extra", p.Permit())
+		})
+	}
+}
+
+func TestAHedgeTheBudgetRefusesIsNotSpent(t *testing.T) {
+	b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
+	require.NoError(t, err)
+	_, _ = b.Withdraw()
+	p := stage(t, hedge.Config{Budget: b})
+	assert.Equal(t, "budget", p.Permit())
+	assert.Equal(t, "budget", p.Permit(), "the hedge saved up is still there")
+}
+
+func TestMaxExtraIsValidated(t *testing.T) {
+	for _, bad := range []hedge.Config{{MaxExtra: -0.1}, {MaxExtra: 1.5}, {MaxAttempts: 3, MaxExtra: 2.5}, {MaxExtra: math.NaN()}} {
+		err := bad.Validate()
+		require.Error(t, err, "%+v", bad)
+		assert.Contains(t, err.Error(), "MaxExtra")
+	}
+	assert.NoError(t, hedge.Config{MaxAttempts: 3, MaxExtra: 2}.Validate())
 }

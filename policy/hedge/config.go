@@ -1,6 +1,7 @@
 package hedge
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -29,10 +30,20 @@ const (
 	// DefaultMaxAttempts is the most attempts of one call in flight at once: the
 	// first and one hedge.
 	DefaultMaxAttempts = 2
+	// MinExtra is the default MaxExtra when 1 - Quantile is smaller.
+	MinExtra = 0.01
 	// MaxPressure bounds the breaker's [breaker.Breaker.Pressure] under which a
 	// hedge may be sent: half of the way to a trip point.
 	MaxPressure = 0.5
 )
+
+// extra returns MaxExtra with its default.
+func (c Config) extra() float64 {
+	if c.MaxExtra > 0 {
+		return c.MaxExtra
+	}
+	return max(1-cmp.Or(c.Quantile, DefaultQuantile), MinExtra)
+}
 
 // Config configures a hedge stage. The zero value of every field means its
 // default; settings that cannot work are refused by [Config.Validate] and [New]
@@ -58,6 +69,16 @@ type Config struct {
 	// included; each hedge after the first waits another delay. Zero means
 	// [DefaultMaxAttempts] (2); otherwise it must be at least 2.
 	MaxAttempts int
+	// MaxExtra bounds the hedges the stage sends, as a fraction of the attempts
+	// it arms: each armed attempt earns MaxExtra of a hedge, each hedge spends
+	// one, and at most MaxAttempts-1 (one attempt's worth) can be saved up. So
+	// that hedges add at most MaxExtra to the load however the latency moves,
+	// even while the estimator lags a dependency slowing under load, when a
+	// quantile alone would hedge far more than 1 - Quantile of the attempts.
+	// Zero means 1 - Quantile (0.05 at the default), or [MinExtra] (0.01) if
+	// that is less; otherwise it must lie in (0, MaxAttempts-1], and
+	// MaxAttempts-1 lets every armed attempt send all its hedges.
+	MaxExtra float64
 	// Breaker, if set, is the breaker of the same dependency: a hedge is sent only
 	// while it is Closed and its Pressure is below [MaxPressure], unless it is in
 	// shadow mode (breaker.Config.Shadow), which must change nothing. Nil means
@@ -100,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxAttempts < 0 || c.MaxAttempts == 1 {
 		bad("MaxAttempts must be at least 2 (0 means the default %d), got %d", DefaultMaxAttempts, c.MaxAttempts)
+	}
+	if most := float64(max(c.MaxAttempts, DefaultMaxAttempts) - 1); math.IsNaN(c.MaxExtra) || c.MaxExtra < 0 || c.MaxExtra > most {
+		bad("MaxExtra must lie in (0, MaxAttempts-1 = %v] (0 means 1 - Quantile), got %v", most, c.MaxExtra)
 	}
 	return errors.Join(errs...)
 }

@@ -27,8 +27,9 @@ type Won struct {
 func (Won) Name() string { return "hedge.won" }
 
 // Skipped reports that a hedge was due but not sent, and Why: "breaker" when the
-// breaker was not Closed or was under pressure, "budget" when the budget could
-// not pay for it.
+// breaker was not Closed or was under pressure, "extra" when the attempts armed
+// had not earned it (Config.MaxExtra), "budget" when the budget could not pay
+// for it.
 type Skipped struct {
 	Attempt int
 	Why     string

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/resilience-go/pipeline"
@@ -28,7 +29,14 @@ type Policy[T any] struct {
 	repeatable  bool
 	sched       *callctx.Schedule // sends the calls' hedges when they are due, on Config.Clock
 	calls       sync.Pool         // of *call[T]
+	// earned is the hedges the armed attempts have earned and no hedge has
+	// spent, in millionths; see saved.
+	earned      atomic.Int64
+	share, most int64 // MaxExtra, and MaxAttempts-1, in millionths
 }
+
+// micro is the unit of Policy.earned: a millionth of a hedge.
+const micro = 1_000_000
 
 // New returns a hedge stage configured by cfg, or an error naming every setting
 // that cannot work. The values of the copies that lose a race are released
@@ -57,6 +65,9 @@ func New[T any](cfg Config) (*Policy[T], error) {
 		}
 		p.est = est
 	}
+	p.share = int64(cfg.extra() * micro)
+	p.most = int64(p.maxAttempts-1) * micro
+	p.earned.Store(p.most) // a new stage may hedge one attempt at once
 	p.calls.New = func() any { return newCall(p) }
 	return p, nil
 }
@@ -98,25 +109,64 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 // delay its hedge is due. It is armed when the estimator holds MinSamples
 // samples and the breaker, if any, is under [MaxPressure] or in shadow mode
 // (see [breaker.Breaker.Shadow]); the delay is the estimator's Quantile, never
-// below MinDelay. Execute decides with it; it is exported so that a simulation
-// can run the stage's own decisions.
+// below MinDelay. An armed attempt earns its share of a hedge (see
+// Config.MaxExtra). Execute decides with it; it is exported so that a
+// simulation can run the stage's own decisions.
 func (p *Policy[T]) Delay(now time.Duration) (time.Duration, bool) {
 	d, n := p.est.Quantile(now, p.quantile)
 	if n < p.minSamples || (p.breaker != nil && !p.breaker.Shadow() && p.breaker.Pressure() >= MaxPressure) {
 		return 0, false
 	}
+	p.earn(p.share, p.saved(n))
 	return max(d, p.minDelay), true
 }
 
-// Permit is the stage's decision when a hedge is due: it asks the breaker and
-// then the budget, returns "" and takes one budget token if the hedge may be
-// sent, or returns why not ("breaker" or "budget"); a refused hedge is not
-// charged. Like Delay, it is exported for simulations.
+// saved is the most hedges, in millionths, that may be saved up when the
+// estimator holds n samples: what a second of attempts earns at the rate they
+// reached the estimator, and never less than one attempt's hedges.
+func (p *Policy[T]) saved(n int) int64 {
+	perSecond := float64(n) * float64(time.Second) / float64(p.est.Window())
+	return max(p.most, int64(perSecond*float64(p.share)))
+}
+
+// earn credits n millionths of a hedge, up to most.
+func (p *Policy[T]) earn(n, most int64) {
+	for {
+		e := p.earned.Load()
+		if next := max(min(e+n, most), e); next == e || p.earned.CompareAndSwap(e, next) {
+			return
+		}
+	}
+}
+
+// spend takes one hedge from what was earned, and reports false if less
+// than one is there.
+func (p *Policy[T]) spend() bool {
+	for {
+		e := p.earned.Load()
+		if e < micro {
+			return false
+		}
+		if p.earned.CompareAndSwap(e, e-micro) {
+			return true
+		}
+	}
+}
+
+// Permit is the stage's decision when a hedge is due: it asks the breaker,
+// then what the armed attempts have earned (Config.MaxExtra), then the budget,
+// returns "" and spends one hedge and one budget token if the hedge may be
+// sent, or returns why not ("breaker", "extra" or "budget"); a refused hedge
+// is not charged. Like Delay, it is exported for simulations.
 func (p *Policy[T]) Permit() string {
 	if p.breaker != nil && !p.breaker.Shadow() && p.breaker.Pressure() >= MaxPressure {
 		return "breaker"
 	}
+	if !p.spend() {
+		return "extra"
+	}
 	if _, ok := p.budget.Withdraw(); !ok {
+		p.earned.Add(micro) // not sent: not spent
 		return "budget"
 	}
 	return ""

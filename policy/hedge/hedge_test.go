@@ -334,7 +334,7 @@ func TestDelayAndPermitAreTheStagesDecisions(t *testing.T) {
 		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 		require.NoError(t, err)
 		est := warm(t, 19, 30*time.Millisecond)
-		p := stage(t, hedge.Config{Estimator: est, Budget: b})
+		p := stage(t, hedge.Config{Estimator: est, Budget: b, MaxExtra: 1})
 		_, armed := p.Delay(est.Now())
 		assert.False(t, armed, "19 samples")
 		est.Record(est.Now(), 30*time.Millisecond)
@@ -342,6 +342,8 @@ func TestDelayAndPermitAreTheStagesDecisions(t *testing.T) {
 		assert.True(t, armed)
 		assert.InEpsilon(t, float64(30*time.Millisecond), float64(d), 0.2)
 		assert.Equal(t, "", p.Permit(), "the budget pays one hedge")
+		assert.Equal(t, "extra", p.Permit(), "one armed attempt earns one hedge at MaxExtra 1")
+		p.Delay(est.Now())
 		assert.Equal(t, "budget", p.Permit())
 	})
 }

@@ -42,7 +42,7 @@ func TestAnAttemptTimeoutInsideTimesEachCopy(t *testing.T) {
 		const attempt = 50 * time.Millisecond
 		each, err := timeout.New[string](timeout.Config{Timeout: attempt})
 		require.NoError(t, err)
-		p := pipeline.New[string](stage(t, hedge.Config{}), each)
+		p := pipeline.New[string](stage(t, hedge.Config{MaxExtra: 1}), each)
 
 		// Every copy hangs: each is cut by its own attempt timeout.
 		var hung seen

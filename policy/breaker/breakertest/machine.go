@@ -23,9 +23,10 @@ import (
 //
 //   - the breaker and the model disagree on an admission, a retry-after hint or
 //     any field of [breaker.Snapshot];
-//   - the breaker admits while Open before its break ends, or while Isolated,
-//     other than in shadow mode, where it must admit everything, and mark as
-//     Shadow exactly the tickets of the attempts the model refuses;
+//   - the breaker admits while Open before its break ends (but for the
+//     trickle's probes, below), or while Isolated, other than in shadow mode,
+//     where it must admit everything, and mark as Shadow exactly the tickets
+//     of the attempts the model refuses;
 //   - a refusal, real or in shadow mode, raises no Rejection event, or one
 //     whose state, hint or Shadow field is wrong, or an admission raises one;
 //   - more probes hold slots than Config.HalfOpenProbes;
@@ -54,13 +55,16 @@ import (
 //   - a recovery ramp breaks its rules: it is entered without Config.Recovery,
 //     or from anything but HalfOpen on a lead of fast or of slow probes;
 //     over the offers of one ramp, the admitted count differs from the floor
-//     of the summed admitted fraction p by more than one; p is not the smaller
-//     of the clock and evidence terms, reaches 1 without reading Closed, or
-//     either term leaves [Recovery.Initial, 1]; the ramp's length leaves
-//     [Recovery.Minimum, Recovery.Maximum]; a failure of an attempt the ramp
-//     admitted does not re-open it at once; it leaves Recovering other than by
-//     that failure, by running out, by Reset, Isolate or IsolateFor (so no
-//     slow call ever trips it).
+//     of the summed admitted fraction p by more than one; p falls below
+//     Recovery.Initial or reaches 1 without reading Closed; the ramp's length
+//     leaves [Recovery.Minimum, Recovery.Maximum]; a failure of an attempt
+//     the ramp admitted raises p, or leaves Recovering other than to Open on
+//     CauseRampFailed; it leaves Recovering other than by failures, by
+//     running out, by Reset, Isolate or IsolateFor (so no slow call ever
+//     trips it);
+//   - an Open breaker admits anything but a probe of the trickle, during a
+//     break a trip started with Config.Recovery set (the model decides which:
+//     Recovery.Initial of the offers, and one every Recovery.TrickleEvery).
 //
 // The breaker starts in the mode cfg.Shadow says, and the property switches
 // the mode at random as it goes ([Configs] always leaves Shadow false, so the
@@ -173,8 +177,9 @@ func (h *harness) admit(t *rapid.T) {
 	mt, retry := h.m.Admit(now)
 	admitted := err == nil && !tk.Shadow()
 	ramp := h.offered(t, pre, admitted)
-	if admitted && (was == breaker.Open || was == breaker.Isolated) {
-		t.Fatalf("admitted while %v", was)
+	trickled := was == breaker.Open && h.m.trickling && tk.Probe()
+	if admitted && (was == breaker.Open || was == breaker.Isolated) && !trickled {
+		t.Fatalf("admitted while %v, and not as a probe of a trip's trickle", was)
 	}
 	if err != nil && pre.Shadow {
 		t.Fatalf("refused in shadow mode: %v", err)

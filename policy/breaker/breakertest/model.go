@@ -37,6 +37,9 @@ type Model struct {
 	RecoveryOn                        bool
 	RecoveryFraction, RecoveryInitial float64
 	RecoveryMinimum, RecoveryMaximum  time.Duration
+	// RecoveryTrickleEvery is the trickle's longest gap (Recovery.TrickleEvery
+	// with its default), 0 when there is no trickle.
+	RecoveryTrickleEvery time.Duration
 	// Origin is the breaker's creation time, where its window buckets start.
 	Origin time.Time
 	// Shadow is the breaker's mode (Config.Shadow, Breaker.SetShadow): in
@@ -68,12 +71,20 @@ type Model struct {
 	latencies *latency.Window // the latency baseline; nil when SlowCallsOn is false
 	outcomes  []outcomeAt     // the failure baseline's samples, oldest first; never cleared
 
-	ramps      int // ramps started; the current one is number ramps
-	rampStart  time.Time
-	rampLength time.Duration
-	evidence   float64 // the evidence term
-	fastRun    int     // fast successes in a row since the evidence term last moved
-	credit     float64 // sum of p over the ramp's offers, less its admissions
+	openedAt    time.Time // when the latest trip opened the model
+	trickling   bool      // the break lets probes through
+	lastTrickle time.Time
+
+	ramps        int // ramps started; the current one is number ramps
+	rampStart    time.Time
+	rampLength   time.Duration
+	setBack      bool      // the ramp has been set back
+	round        time.Time // its latest setback
+	held         bool
+	heldAt       time.Time
+	fastRun      int     // fast successes in a row
+	rampFailures int     // failures in a row
+	credit       float64 // the trickle's or the ramp's shares offered, less its admissions
 }
 
 type sample struct {
@@ -169,7 +180,7 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 		Nominal: m.nominal, Break: m.served, BreakEnds: m.until, ProbeSuccesses: m.successes, SlowProbes: m.slowProbes,
 		Shadow: m.Shadow,
 	}
-	if m.state == breaker.HalfOpen {
+	if m.state == breaker.HalfOpen || m.state == breaker.Open {
 		for _, exp := range m.slots {
 			if now.Before(exp) {
 				s.Probes++
@@ -190,8 +201,7 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	switch {
 	case s.State == breaker.Recovering:
 		s.RampStarted, s.RampLength = m.rampStart, m.rampLength
-		s.RampClock, s.RampEvidence = m.rampClock(now), m.evidence
-		s.RampFraction = m.rampFraction(now)
+		s.RampFraction, s.RampHeld = m.rampFraction(now), m.held
 	case m.state == breaker.Recovering: // ran out: what closing it will leave
 		s.Trips = 0
 	}
@@ -216,6 +226,9 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 		return ModelTicket{}, 0
 	case breaker.Open:
 		if now.Before(m.until) {
+			if t, ok := m.admitTrickle(now); ok {
+				return t, 0
+			}
 			return ModelTicket{}, m.until.Sub(now)
 		}
 		m.transition(breaker.HalfOpen, breaker.CauseBreakElapsed)
@@ -226,13 +239,20 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 	if m.state != breaker.HalfOpen {
 		return ModelTicket{Admitted: true, Start: now}, 0
 	}
+	t, _ := m.takeSlot(now)
+	return t, 0
+}
+
+// takeSlot gives a probe slot to an attempt at now, once the expired ones are
+// freed, and reports false when every slot is held.
+func (m *Model) takeSlot(now time.Time) (ModelTicket, bool) {
 	for id, exp := range m.slots {
 		if !now.Before(exp) {
 			delete(m.slots, id)
 		}
 	}
 	if len(m.slots) >= m.Probes {
-		return ModelTicket{}, 0
+		return ModelTicket{}, false
 	}
 	m.lastID++
 	life := m.nominal
@@ -240,7 +260,36 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 		life = m.BreakDuration
 	}
 	m.slots[m.lastID] = now.Add(life)
-	return ModelTicket{Admitted: true, Probe: m.lastID, Start: now}, 0
+	return ModelTicket{Admitted: true, Probe: m.lastID, Start: now}, true
+}
+
+// admitTrickle is an admission during a trip's break: the trickle's credit
+// or its longest gap, and a free slot.
+func (m *Model) admitTrickle(now time.Time) (ModelTicket, bool) {
+	if !m.trickling {
+		return ModelTicket{}, false
+	}
+	m.credit = min(m.credit+m.RecoveryInitial, 1)
+	if m.credit < 1 && now.Sub(m.lastTrickle) < m.RecoveryTrickleEvery {
+		return ModelTicket{}, false
+	}
+	t, ok := m.takeSlot(now)
+	if ok {
+		m.credit = 0
+		m.lastTrickle = now
+	}
+	return t, ok
+}
+
+// takeProbe frees the probe slot of t and reports whether it was held and
+// unexpired at now.
+func (m *Model) takeProbe(now time.Time, t ModelTicket) bool {
+	exp, held := m.slots[t.Probe]
+	if t.Probe == 0 || !held {
+		return false
+	}
+	delete(m.slots, t.Probe)
+	return now.Before(exp)
 }
 
 // Record applies the outcome v, of duration d, of the attempt t at now.
@@ -251,15 +300,20 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	failure := v.Kind == outcome.Transient && !v.SelfImposed
 	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
 	switch m.state {
-	case breaker.Open, breaker.Isolated:
+	case breaker.Open:
+		// A fast success of a trickled probe ends the break; nothing else does.
+		if m.takeProbe(now, t) && success && !m.IsSlowProbe(now, d) {
+			m.transition(breaker.HalfOpen, breaker.CauseTrickle)
+			m.successes, m.slowProbes = 1, 0
+			if m.successes >= m.ProbeSuccesses {
+				m.startRamp(now, breaker.CauseProbesSucceeded)
+			}
+		}
+		return
+	case breaker.Isolated:
 		return
 	case breaker.HalfOpen:
-		exp, held := m.slots[t.Probe]
-		if t.Probe == 0 || !held {
-			return
-		}
-		delete(m.slots, t.Probe)
-		if !now.Before(exp) {
+		if !m.takeProbe(now, t) {
 			return
 		}
 		switch {
@@ -274,7 +328,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 			}
 			if m.RecoveryOn {
 				m.startRamp(now, breaker.CauseProbeSlow)
-				m.slowRamp(now)
+				m.hold(now)
 				break
 			}
 			m.trip(now, breaker.CauseProbeSlow)
@@ -375,6 +429,8 @@ func (m *Model) trip(now time.Time, cause breaker.Cause) {
 		m.Err = fmt.Errorf("breakertest: %v jitter served %v for a nominal break of %v", m.Jitter, m.served, m.nominal)
 	}
 	m.until = now.Add(m.served)
+	m.openedAt = now
+	m.trickling, m.lastTrickle, m.credit = m.RecoveryTrickleEvery > 0, now, 0
 	m.transition(breaker.Open, cause)
 	m.Transitions[len(m.Transitions)-1].Break = m.served
 	m.clear()
@@ -409,6 +465,7 @@ func (m *Model) IsolateFor(now time.Time, d time.Duration) {
 	}
 	m.served = d
 	m.until = now.Add(d)
+	m.trickling, m.openedAt = false, now
 	m.transition(breaker.Open, breaker.CauseForced)
 	m.Transitions[len(m.Transitions)-1].Break = d
 	m.clear()

@@ -31,36 +31,41 @@ func (m *Model) newRecovery(cfg breaker.Config) {
 	if m.RecoveryMaximum == 0 {
 		m.RecoveryMaximum = max(breaker.DefaultRecoveryMaximum, m.RecoveryMinimum)
 	}
+	switch {
+	case r.TrickleEvery == 0:
+		m.RecoveryTrickleEvery = breaker.DefaultTrickleEvery
+	case r.TrickleEvery > 0:
+		m.RecoveryTrickleEvery = r.TrickleEvery
+	}
 }
 
 // startRamp moves the model from HalfOpen to Recovering at now: a ramp of
-// RecoveryFraction of the break just served, within [RecoveryMinimum,
-// RecoveryMaximum], with its evidence term at 1.
+// RecoveryFraction of the time the model was open, within [RecoveryMinimum,
+// RecoveryMaximum].
 func (m *Model) startRamp(now time.Time, cause breaker.Cause) {
 	m.transition(breaker.Recovering, cause)
 	m.clear()
 	m.ramps++
-	m.rampStart = now
-	m.rampLength = time.Duration(m.RecoveryFraction * float64(m.served))
+	m.rampStart, m.setBack = now, false
+	m.rampLength = time.Duration(m.RecoveryFraction * float64(now.Sub(m.openedAt)))
 	m.rampLength = max(m.rampLength, m.RecoveryMinimum)
 	m.rampLength = min(m.rampLength, m.RecoveryMaximum)
-	m.evidence, m.fastRun, m.credit = 1, 0, 0
+	m.held, m.fastRun, m.rampFailures, m.credit = false, 0, 0, 0
 }
 
-// rampClock is the clock term at now: RecoveryInitial at the start of the ramp,
-// rising linearly to 1 at its end (the floating-point operations are the
-// breaker's, in its order, so that both admit the same attempts).
-func (m *Model) rampClock(now time.Time) float64 {
+// rampFraction is p, the fraction of offered attempts the ramp admits at now:
+// RecoveryInitial at rampStart, rising linearly to 1 over rampLength, and
+// standing still from heldAt while held (the floating-point operations are
+// the breaker's, in its order, so that both admit the same attempts).
+func (m *Model) rampFraction(now time.Time) float64 {
+	if m.held {
+		now = m.heldAt
+	}
 	elapsed := now.Sub(m.rampStart)
 	if elapsed >= m.rampLength {
 		return 1
 	}
 	return m.RecoveryInitial + (1-m.RecoveryInitial)*float64(elapsed)/float64(m.rampLength)
-}
-
-// rampFraction is p, the fraction of offered attempts the ramp admits at now.
-func (m *Model) rampFraction(now time.Time) float64 {
-	return min(m.rampClock(now), m.evidence)
 }
 
 // admitRamp is an admission while Recovering.
@@ -85,22 +90,37 @@ func (m *Model) recordRamp(now time.Time, t ModelTicket, failure, success bool, 
 	}
 	switch {
 	case failure:
-		m.trip(now, breaker.CauseRampFailed)
+		m.rampFailures++
+		if m.rampFailures >= m.Consecutive {
+			m.trip(now, breaker.CauseRampFailed)
+			return
+		}
+		m.fastRun = 0
+		if m.setBack && !m.round.Before(t.Start) {
+			return // sent at the fraction an earlier setback corrected
+		}
+		p := max(m.RecoveryInitial, m.rampFraction(now)/2)
+		m.held, m.setBack, m.round = false, true, now
+		m.rampLength = min(2*m.rampLength, m.RecoveryMaximum)
+		m.rampStart = now.Add(-time.Duration((p - m.RecoveryInitial) / (1 - m.RecoveryInitial) * float64(m.rampLength)))
 	case success && m.IsSlow(now, d):
-		m.slowRamp(now)
+		m.rampFailures, m.fastRun = 0, 0
+		m.hold(now)
 	case success:
+		m.rampFailures = 0
 		m.fastRun++
-		if m.fastRun == m.ProbeSuccesses {
-			m.fastRun = 0
-			m.evidence = min(1, m.evidence+m.RecoveryInitial)
+		if m.held && m.fastRun >= m.ProbeSuccesses {
+			m.rampStart = m.rampStart.Add(now.Sub(m.heldAt))
+			m.held = false
 		}
 	}
 }
 
-// slowRamp halves the admitted fraction, not below RecoveryInitial.
-func (m *Model) slowRamp(now time.Time) {
-	m.evidence = max(m.RecoveryInitial, m.rampFraction(now)/2)
-	m.fastRun = 0
+// hold stops the ramp at now, unless it is stopped already.
+func (m *Model) hold(now time.Time) {
+	if !m.held {
+		m.held, m.heldAt = true, now
+	}
 }
 
 // closeRamp closes a model whose ramp has run out.
