@@ -4,6 +4,7 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/throttle"
 )
 
 // An attempt runs as the card runs it: the breaker admits it once; inside the
@@ -22,13 +23,25 @@ func (s *sim) start(id int32) {
 	c := &s.calls[id]
 	p := &s.procs[c.proc]
 	c.attempt++
-	c.ticket = breaker.Ticket{}
+	c.ticket, c.pass = breaker.Ticket{}, throttle.Ticket{}
+	refused := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}
+	if p.gate != nil {
+		t, err := p.gate.Admit()
+		if err != nil {
+			s.rec.r.ThrottleRefusals++
+			s.finish(id, p.loop.after(c.attempt, refused, s.clock.Now(), c.deadline))
+			return
+		}
+		c.pass = t
+	}
 	if p.breaker != nil {
 		s.sampleRamp(p)
 		t, err := p.breaker.Admit()
 		if err != nil {
-			v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}
-			s.finish(id, p.loop.after(c.attempt, v, s.clock.Now(), c.deadline))
+			if p.gate != nil {
+				p.gate.Record(c.pass, refused) // counts for nothing: our own refusal
+			}
+			s.finish(id, p.loop.after(c.attempt, refused, s.clock.Now(), c.deadline))
 			return
 		}
 		c.ticket = t
@@ -166,6 +179,9 @@ func (s *sim) endAttempt(id int32) {
 	}
 	if p.breaker != nil {
 		p.breaker.Record(c.ticket, v, took)
+	}
+	if p.gate != nil {
+		p.gate.Record(c.pass, v)
 	}
 	if p.judge != nil && s.onJudged != nil {
 		s.onJudged(j, judged)

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +12,25 @@ import (
 // (lower-case letters, digits and dashes, see [FileName]) and returns the
 // file's path.
 func (c Chart) WriteSVGFile(dir string) (path string, err error) {
-	path = filepath.Join(dir, FileName(c.Title)+".svg")
+	return writeSVGFile(dir, c.Title, c.WriteSVG)
+}
+
+// WriteSVGFile writes h as SVG to a file in dir named after its title (see
+// [FileName]) and returns the file's path.
+func (h HeatMap) WriteSVGFile(dir string) (path string, err error) {
+	return writeSVGFile(dir, h.Title, h.WriteSVG)
+}
+
+// writeSVGFile creates the file in dir named after title and writes it with
+// write.
+func writeSVGFile(dir, title string, write func(io.Writer) error) (path string, err error) {
+	path = filepath.Join(dir, FileName(title)+".svg")
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
-	return path, c.WriteSVG(f)
+	return path, write(f)
 }
 
 // FileName turns a chart's title into a file name without its extension:

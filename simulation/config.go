@@ -9,6 +9,7 @@ import (
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/policy/throttle"
 )
 
 // Config is one simulated run: a dependency, the client processes that call it
@@ -78,6 +79,14 @@ type Client struct {
 	// Deadline bounds the whole call, retries and backoffs included (the timeout
 	// stage outside the retry). Zero means no deadline; it must not be negative.
 	Deadline time.Duration
+	// Throttle configures the process's client-side adaptive throttle (package
+	// policy/throttle), a real *throttle.Throttle asked before every attempt,
+	// inside the retry and before the breaker, if any, and told every
+	// attempt's verdict. Its refusals stop the call as a breaker's do, and are
+	// counted with them (Report.RefusedByBreaker; Report.ThrottleRefusals
+	// counts them alone). Nil means no throttle. The run supplies its Clock and
+	// Rand (seeded from the run's seed).
+	Throttle *throttle.Config
 	// SlowJudge, when set, gives each process an instrument that judges its
 	// attempts slow or not by a threshold of its choosing over a trip window like
 	// the breaker's, and reports what that slow-call trip would have seen. It
@@ -144,6 +153,11 @@ func (c Config) Validate() error {
 	if h := c.Client.Hedge; h != nil {
 		if err := h.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("simulation: Client.Hedge: %w", err))
+		}
+	}
+	if tc := c.Client.Throttle; tc != nil {
+		if err := tc.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("simulation: Client.Throttle: %w", err))
 		}
 	}
 	if j := c.Client.SlowJudge; j != nil {

@@ -21,7 +21,11 @@ func (r *Report) String() string {
 		name, r.Seed, r.Processes, number(r.Rate), r.load(), seconds(r.Duration))
 	fmt.Fprintf(&b, "  offered       %d\n", r.Offered)
 	fmt.Fprintf(&b, "  served        %d (availability %.2f%%)\n", r.Served, 100*r.Availability)
-	fmt.Fprintf(&b, "  refused       %d by breaker, %d by budget\n", r.RefusedByBreaker, r.RefusedByBudget)
+	fmt.Fprintf(&b, "  refused       %d by breaker, %d by budget", r.RefusedByBreaker, r.RefusedByBudget)
+	if r.ThrottleRefusals > 0 {
+		fmt.Fprintf(&b, " (the throttle refused %d attempts)", r.ThrottleRefusals)
+	}
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "  failed        %d\n", r.Failed)
 	fmt.Fprintf(&b, "  attempts      %d (%.3f per call; worst second %d: %.3f", r.Attempts, r.Amplification, r.WorstSecond, r.WorstAmplification)
 	if len(r.Faults) > 0 {

@@ -35,8 +35,11 @@ type Report struct {
 	// Served is the number of calls that succeeded (some attempt was OK).
 	Served int
 	// RefusedByBreaker is the number of calls stopped by a breaker's refusal,
-	// of their first attempt or of a retry.
+	// of their first attempt or of a retry, or by a throttle's
+	// (Client.Throttle), which stands where the breaker does.
 	RefusedByBreaker int
+	// ThrottleRefusals is the number of attempts the throttle refused.
+	ThrottleRefusals int
 	// RefusedByBudget is the number of calls whose retry the budget could not
 	// pay for.
 	RefusedByBudget int

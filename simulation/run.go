@@ -12,6 +12,7 @@ import (
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/throttle"
 )
 
 // epoch is the wall-clock instant a run's virtual time 0 stands for, on the
@@ -25,6 +26,7 @@ const (
 	streamBreaker
 	streamRetry
 	streamArrival
+	streamThrottle
 )
 
 // Run simulates c and returns its report, or an error naming every setting of
@@ -120,11 +122,12 @@ type sim struct {
 // process is one client process: its breaker, its retry rules (with its
 // budget), its hedging, and where it is in its arrivals.
 type process struct {
-	breaker *breaker.Breaker // nil: no breaker
-	budget  *budget.Budget   // nil: unlimited
-	hedge   *hedger          // nil: no hedging
-	judge   *judge           // nil: no slow judge
-	ramping bool             // the breaker is Recovering, as its last transition said
+	breaker *breaker.Breaker   // nil: no breaker
+	budget  *budget.Budget     // nil: unlimited
+	hedge   *hedger            // nil: no hedging
+	judge   *judge             // nil: no slow judge
+	gate    *throttle.Throttle // nil: no throttle
+	ramping bool               // the breaker is Recovering, as its last transition said
 	loop    loop
 	phase   time.Duration
 	pacer   pacer
@@ -140,6 +143,7 @@ type call struct {
 	attempt  int           // the attempt in progress or last made, 1-based
 	started  time.Duration // when that attempt started
 	ticket   breaker.Ticket
+	pass     throttle.Ticket
 
 	// The attempt in progress: its tag, its hedge delay (when armed), its
 	// copies (copies[0] is the first), how many of them are running, the one
@@ -206,6 +210,14 @@ func (s *sim) startProcesses() error {
 		}
 		if p.hedge, err = newHedger(c.Client.Hedge, s.clock, p.breaker, p.budget); err != nil {
 			return fmt.Errorf("simulation: Client.Hedge: %w", err)
+		}
+		if c.Client.Throttle != nil {
+			tc := *c.Client.Throttle
+			tc.Clock = s.clock
+			tc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamThrottle, uint64(i)))
+			if p.gate, err = throttle.New(tc); err != nil {
+				return fmt.Errorf("simulation: Client.Throttle: %w", err)
+			}
 		}
 	}
 	return nil

@@ -96,7 +96,7 @@ func (c Config) Validate() error {
 	if c.Hedge.Breaker != nil || c.Hedge.Budget != nil || c.Hedge.Estimator != nil {
 		bad("Hedge.Breaker, Hedge.Budget and Hedge.Estimator must be nil: the pipeline wires its own")
 	}
-	for _, err := range []error{c.Retry.Validate(), c.Budget.Validate(), c.breaker().Validate(), c.Hedge.Validate(), c.Estimator.Validate()} {
+	for _, err := range []error{c.Retry.Validate(), c.Budget.Validate(), c.BreakerConfig().Validate(), c.Hedge.Validate(), c.Estimator.Validate()} {
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -120,9 +120,11 @@ func (c Config) Timeouts() (total, attempt time.Duration) {
 	return total, attempt
 }
 
-// breaker is the breaker's configuration, with the ramp on unless turned off
-// and the pipeline's clock.
-func (c Config) breaker() breaker.Config {
+// BreakerConfig returns the configuration New builds the breaker from:
+// Breaker, named after the dependency, on the pipeline's clock, with the
+// recovery ramp (and its trickle) on unless NoRecovery is set. A simulation of
+// the preset (simulation.Preset) runs a breaker built from it.
+func (c Config) BreakerConfig() breaker.Config {
 	b := c.Breaker
 	b.Name = cmp.Or(b.Name, c.Name)
 	if b.Recovery == nil && !c.NoRecovery {
@@ -195,7 +197,7 @@ func assemble[T any](cfg Config, outer []pipeline.Policy[T], beside *Pipeline[T]
 		if funds, err = budget.New(bud); err != nil {
 			return nil, err
 		}
-		if brk, err = breaker.New(cfg.breaker()); err != nil {
+		if brk, err = breaker.New(cfg.BreakerConfig()); err != nil {
 			return nil, err
 		}
 		guard = breaker.Guard[T](brk)

@@ -93,35 +93,66 @@ type report interface {
 	Chart() simulation.Chart
 }
 
-// scenario is a simulation.Scenario or a simulation.LimitScenario, as the
-// command runs it: run returns the reports, the summary and the comparison
-// charts.
+// picture is a simulation.Chart or a simulation.HeatMap: what the command
+// writes to a file.
+type picture interface {
+	WriteSVGFile(dir string) (string, error)
+}
+
+// scenario is a simulation.Scenario, a simulation.LimitScenario or a
+// simulation.Grid, as the command runs it: run returns the reports, the
+// summary and the comparison pictures.
 type scenario struct {
 	name, claim, pending string
-	run                  func(seed uint64) ([]report, string, []simulation.Chart, error)
+	run                  func(seed uint64) ([]report, string, []picture, error)
 }
 
 // scenarios returns every built-in scenario, the calls' first, then the
-// concurrency limits'.
+// concurrency limits', then the metastability grids.
 func scenarios() []scenario {
 	var all []scenario
 	for _, s := range simulation.Scenarios() {
-		all = append(all, scenario{s.Name, s.Claim, s.Pending, func(seed uint64) ([]report, string, []simulation.Chart, error) {
+		all = append(all, scenario{s.Name, s.Claim, s.Pending, func(seed uint64) ([]report, string, []picture, error) {
 			rs, err := s.Run(seed)
-			return collect(rs, s.Summary, s.Compare, err)
+			return collect(s.Name, rs, s.Summary, s.Compare, err)
 		}})
 	}
 	for _, s := range simulation.LimitScenarios() {
-		all = append(all, scenario{s.Name, s.Claim, "", func(seed uint64) ([]report, string, []simulation.Chart, error) {
+		all = append(all, scenario{s.Name, s.Claim, "", func(seed uint64) ([]report, string, []picture, error) {
 			rs, err := s.Run(seed)
-			return collect(rs, s.Summary, s.Compare, err)
+			return collect(s.Name, rs, s.Summary, s.Compare, err)
+		}})
+	}
+	for _, g := range []struct {
+		name, claim string
+		arrivals    simulation.Arrivals
+	}{
+		{"metastability", "the preset's card is never worse than its retries alone after an outage of a dependency that must warm, at loads 30 to 90 of a capacity of 100, and escapes the outages retries alone never recover from", simulation.Even},
+		{"metastability-bursts", "the same grid under Poisson arrivals: the card escapes what retries alone cannot, and its hedge can tip a dependency its bursts take near its capacity", simulation.Poisson},
+	} {
+		all = append(all, scenario{g.name, g.claim, "", func(seed uint64) ([]report, string, []picture, error) {
+			grid := simulation.MetastabilityGrid(g.arrivals)
+			grid.Name = g.name
+			if seed != simulation.DefaultSeed {
+				grid.Seeds = []uint64{seed, seed + 1, seed + 2}
+			}
+			r, err := grid.Run()
+			if err != nil {
+				return nil, "", nil, err
+			}
+			var maps []picture
+			for _, h := range r.HeatMaps() {
+				maps = append(maps, h)
+			}
+			return nil, r.String(), maps, nil
 		}})
 	}
 	return all
 }
 
-// collect turns a scenario's reports into what runScenario prints.
-func collect[R report](rs []R, summary func([]R) string, compare func([]R) []simulation.Chart, err error) ([]report, string, []simulation.Chart, error) {
+// collect turns a scenario's reports into what runScenario prints, the
+// comparison charts' titles led by the scenario's name.
+func collect[R report](name string, rs []R, summary func([]R) string, compare func([]R) []simulation.Chart, err error) ([]report, string, []picture, error) {
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -133,9 +164,12 @@ func collect[R report](rs []R, summary func([]R) string, compare func([]R) []sim
 	if summary != nil {
 		text = summary(rs)
 	}
-	var charts []simulation.Chart
+	var charts []picture
 	if compare != nil {
-		charts = compare(rs)
+		for _, c := range compare(rs) {
+			c.Title = name + ": " + c.Title
+			charts = append(charts, c)
+		}
 	}
 	return out, text, charts, nil
 }
@@ -151,7 +185,7 @@ func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) 
 	if err != nil {
 		return err
 	}
-	var charts []simulation.Chart
+	var charts []picture
 	for _, r := range reports {
 		fmt.Fprintln(w, r)
 		if series {
@@ -165,10 +199,7 @@ func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) 
 	if summary != "" {
 		fmt.Fprintln(w, summary)
 	}
-	for _, c := range compared {
-		c.Title = s.name + ": " + c.Title
-		charts = append(charts, c)
-	}
+	charts = append(charts, compared...)
 	if dir == "" {
 		return nil
 	}

@@ -69,6 +69,8 @@ type Breaker struct {
 	successes          int           // fast successful probes in the current half-open phase
 	slowProbes         int           // slow successful probes in the current half-open phase (isSlowProbe)
 	openedAt           instant       // when the latest trip opened the breaker
+	closedAt           instant       // when the breaker last closed on its own, after a trip
+	recovered          bool          // it has (and Reset, Isolate or a trip since have not cleared it)
 	// The trickle (trickle.go); meaningful while state is Open.
 	trickling   bool    // the break lets probes through: it is a trip's, and Recovery is set
 	lastTrickle instant // when the trickle last let a probe through, or the break began
@@ -494,7 +496,7 @@ func (b *Breaker) trip(now instant, cause Cause) {
 	b.served = b.cfg.jitter.apply(b.nominal, b.rng)
 	b.until = now.Add(b.served)
 	b.state = Open
-	b.openedAt = now
+	b.openedAt, b.recovered = now, false
 	b.trickling, b.lastTrickle, b.credit = b.cfg.trickleEvery > 0, now, 0
 	b.openUntil.Store(int64(b.until))
 	b.clearEvidence()
@@ -504,6 +506,7 @@ func (b *Breaker) trip(now instant, cause Cause) {
 // close closes a half-open breaker whose probes succeeded. Call it with mu held.
 func (b *Breaker) close(now instant) {
 	b.state = Closed
+	b.recovered, b.closedAt = true, now
 	b.trips = 0
 	b.clearEvidence()
 	b.transition(Transition{From: HalfOpen, To: Closed, Cause: CauseProbesSucceeded, At: b.at(now)})

@@ -247,7 +247,7 @@ func (b *Breaker) Reset() {
 	from := b.state
 	b.state = Closed
 	b.openUntil.Store(0)
-	b.trips = 0
+	b.trips, b.recovered = 0, false
 	b.nominal, b.served, b.until = 0, 0, 0
 	b.clearEvidence()
 	if from != Closed {

@@ -12,8 +12,14 @@ package breaker
 // calls would otherwise read as full pressure and stop hedging). A breaker that does not read Closed
 // reads 1: it has tripped, or has not yet shown it recovered. That includes a
 // Recovering breaker, whose ramp is admitting a fraction of the traffic on
-// purpose, so the hedge must not add load to it; once the ramp has run out the
-// breaker reads Closed and its (cleared) window reads 0.
+// purpose, so the hedge must not add load to it, and one whose ramp has run
+// out but that no attempt has closed yet. A breaker that closed on its own
+// after a trip (its probes or its ramp succeeded) has shown the dependency
+// can serve again, not yet that it can serve all of it: for a trip window
+// after closing it reads at least 1 - (time since closing) / TripWindow, so
+// that hedging resumes only half a trip window (15 s) after a recovery. Added
+// at that moment, when the dependency has just taken the whole load back,
+// hedges tip it over again (docs/breaker.md, "After a recovery").
 //
 // The hedge stage sends a hedged attempt only while Pressure is below one half,
 // so that hedging never adds load to a dependency that is near its trip point.
@@ -25,10 +31,15 @@ func (b *Breaker) Pressure() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now = b.clamp(now)
-	if b.stateAt(now) != Closed {
+	if b.state != Closed {
 		return 1
 	}
 	p := float64(b.failures) / float64(b.cfg.consecutive)
+	if b.recovered {
+		if since := now.Sub(b.closedAt); since < b.cfg.tripWindow {
+			p = max(p, 1-float64(since)/float64(b.cfg.tripWindow))
+		}
+	}
 	if b.window != nil {
 		if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
 			point := b.failurePoint(now)

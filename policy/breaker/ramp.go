@@ -131,6 +131,7 @@ func (b *Breaker) setback(now instant) {
 // so the break growth starts over.
 func (b *Breaker) finishRamp(now instant) {
 	b.state = Closed
+	b.recovered, b.closedAt = true, now
 	b.trips = 0
 	b.clearEvidence()
 	b.transition(Transition{From: Recovering, To: Closed, Cause: CauseRampDone, At: b.at(now)})

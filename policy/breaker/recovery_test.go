@@ -85,7 +85,8 @@ func TestWithoutRecoveryItIsACliff(t *testing.T) {
 }
 
 // TestRampRunOutReadsClosed: once p reaches 1 every read says Closed (state,
-// growth, pressure) and nothing moves until an admission does.
+// growth) and nothing moves until an admission does; pressure reads full
+// until then, and falls over a trip window after the close.
 func TestRampRunOutReadsClosed(t *testing.T) {
 	r := ramped(t, exact())
 	assert.Equal(t, 1.0, r.b.Pressure(), "a ramp is no place for a hedge")
@@ -95,7 +96,7 @@ func TestRampRunOutReadsClosed(t *testing.T) {
 	before := r.b.Snapshot()
 	for range 3 {
 		assert.Equal(t, breaker.Closed, r.b.State())
-		assert.Equal(t, 0.0, r.b.Pressure())
+		assert.Equal(t, 1.0, r.b.Pressure(), "not closed yet: just recovered")
 		assert.Equal(t, before, r.b.Snapshot())
 	}
 	assert.Equal(t, breaker.Closed, before.State)
@@ -106,6 +107,22 @@ func TestRampRunOutReadsClosed(t *testing.T) {
 	r.admit()
 	assert.Equal(t, []string{"closed->open", "open->half-open", "half-open->recovering", "recovering->closed"}, r.transitions())
 	assert.Equal(t, before, r.b.Snapshot(), "the admission did what the reads said")
+	assert.Equal(t, 1.0, r.b.Pressure(), "closed this instant")
+	r.clock.Advance(breaker.DefaultTripWindow / 4)
+	assert.Equal(t, 0.75, r.b.Pressure(), "a quarter of the trip window later")
+	r.clock.Advance(breaker.DefaultTripWindow * 3 / 4)
+	assert.Equal(t, 0.0, r.b.Pressure(), "a trip window later")
+}
+
+// TestAResetLeavesNoRecoveryPressure: Reset is an operator's close, which
+// says nothing of a recovery.
+func TestAResetLeavesNoRecoveryPressure(t *testing.T) {
+	r := ramped(t, exact())
+	r.clock.Advance(4 * time.Second)
+	r.admit()
+	require.Equal(t, 1.0, r.b.Pressure())
+	r.b.Reset()
+	assert.Equal(t, 0.0, r.b.Pressure())
 }
 
 // TestRampDeficitAccounting: at the defaults, a ramp admits an even share of

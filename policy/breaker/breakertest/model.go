@@ -72,7 +72,9 @@ type Model struct {
 	outcomes  []outcomeAt     // the failure baseline's samples, oldest first; never cleared
 
 	openedAt    time.Time // when the latest trip opened the model
-	trickling   bool      // the break lets probes through
+	closedAt    time.Time // when it last closed on its own, if recovered
+	recovered   bool
+	trickling   bool // the break lets probes through
 	lastTrickle time.Time
 
 	ramps        int // ramps started; the current one is number ramps
@@ -344,6 +346,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 			}
 			m.transition(breaker.Closed, breaker.CauseProbesSucceeded)
 			m.trips = 0
+			m.recovered, m.closedAt = true, now
 			m.clear()
 		}
 		return
@@ -352,7 +355,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 			m.recordRamp(now, t, failure, success, d)
 			return
 		}
-		m.closeRamp() // ran out: the outcome lands in a closed breaker
+		m.closeRamp(now) // ran out: the outcome lands in a closed breaker
 	}
 	if !failure && !success {
 		return
@@ -429,7 +432,7 @@ func (m *Model) trip(now time.Time, cause breaker.Cause) {
 		m.Err = fmt.Errorf("breakertest: %v jitter served %v for a nominal break of %v", m.Jitter, m.served, m.nominal)
 	}
 	m.until = now.Add(m.served)
-	m.openedAt = now
+	m.openedAt, m.recovered = now, false
 	m.trickling, m.lastTrickle, m.credit = m.RecoveryTrickleEvery > 0, now, 0
 	m.transition(breaker.Open, cause)
 	m.Transitions[len(m.Transitions)-1].Break = m.served
@@ -461,7 +464,7 @@ func (m *Model) Isolate() {
 // any state, without counting a trip.
 func (m *Model) IsolateFor(now time.Time, d time.Duration) {
 	if m.state == breaker.Recovering && m.rampFraction(now) >= 1 {
-		m.closeRamp() // it read Closed: close it first, as an admission would
+		m.closeRamp(now) // it read Closed: close it first, as an admission would
 	}
 	m.served = d
 	m.until = now.Add(d)
@@ -479,7 +482,7 @@ func (m *Model) Reset() {
 	if m.state != breaker.Closed {
 		m.transition(breaker.Closed, breaker.CauseReset)
 	}
-	m.trips = 0
+	m.trips, m.recovered = 0, false
 	m.nominal, m.served, m.until = 0, 0, time.Time{}
 	m.clear()
 }

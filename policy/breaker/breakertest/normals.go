@@ -177,10 +177,13 @@ func (m *Model) FailureTripPoint(now time.Time) float64 {
 // the effective trip point, the relative one counting only from two failures
 // (one failure cannot trip it) and FailureRatio from the first.
 func (m *Model) Pressure(now time.Time) float64 {
-	if m.State(now) != breaker.Closed {
-		return 1
+	if m.state != breaker.Closed {
+		return 1 // Recovering with its ramp run out too: nothing has closed it yet
 	}
 	p := float64(m.failures) / float64(m.Consecutive)
+	if since := now.Sub(m.closedAt); m.recovered && since < m.TripWindow {
+		p = max(p, 1-float64(since)/float64(m.TripWindow))
+	}
 	if calls, failures, _ := m.TripWindowCounts(now); calls >= m.MinimumCalls {
 		point := m.FailureTripPoint(now)
 		if _, relative := m.relativePoint(now); relative && failures < 2 {

@@ -72,7 +72,7 @@ func (m *Model) rampFraction(now time.Time) float64 {
 func (m *Model) admitRamp(now time.Time) (ModelTicket, time.Duration) {
 	p := m.rampFraction(now)
 	if p >= 1 {
-		m.closeRamp()
+		m.closeRamp(now)
 		return ModelTicket{Admitted: true, Start: now}, 0
 	}
 	m.credit += p
@@ -123,9 +123,10 @@ func (m *Model) hold(now time.Time) {
 	}
 }
 
-// closeRamp closes a model whose ramp has run out.
-func (m *Model) closeRamp() {
+// closeRamp closes a model whose ramp has run out, at now.
+func (m *Model) closeRamp(now time.Time) {
 	m.transition(breaker.Closed, breaker.CauseRampDone)
 	m.trips = 0
+	m.recovered, m.closedAt = true, now
 	m.clear()
 }
