@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -186,4 +187,39 @@ func TestTheGridDrawsAHeatMapPerClient(t *testing.T) {
 	assert.Equal(t, r.Cells[1].Results[1].Availability, maps[1].Values[1][0])
 	assert.Contains(t, maps[1].Note, "PASS")
 	assert.NotContains(t, maps[0].Note, "verdict", "the baseline is not judged")
+}
+
+// TestMetastabilityCandidates runs the grid with the mechanisms the issue
+// proposed, one at a time and together, side by side (docs/simulation.md
+// quotes its log): only the card with all of them passes.
+func TestMetastabilityCandidates(t *testing.T) {
+	if raced {
+		t.Skip("deterministic and single-threaded: nothing for the race detector, and 20 times slower under it")
+	}
+	preset := func(edit func(*standard.Config)) Client {
+		var cfg standard.Config
+		edit(&cfg)
+		c, err := Preset(cfg)
+		require.NoError(t, err)
+		return c
+	}
+	noTrickle := func(c *standard.Config) { c.Breaker.Recovery = &breaker.Recovery{TrickleEvery: -1} }
+	g := MetastabilityGrid(Even)
+	g.Clients = append(g.Clients[:1],
+		GridClient{"no trickle", preset(noTrickle)},
+		GridClient{"no trickle, 2 s break", preset(func(c *standard.Config) { noTrickle(c); c.Breaker.BreakDuration = 2 * time.Second })},
+		GridClient{"cliff (no ramp, no trickle)", preset(func(c *standard.Config) { c.NoRecovery = true })},
+		GridClient{"card without hedge", preset(func(c *standard.Config) { c.NoHedge = true })},
+		GridClient{"card", preset(func(*standard.Config) {})},
+		g.Clients[2],
+	)
+	r, err := g.Run()
+	require.NoError(t, err)
+	t.Log("\n" + r.String())
+	pass := map[string]bool{}
+	for _, v := range r.verdicts() {
+		pass[v.Client] = v.Pass()
+	}
+	assert.Equal(t, map[string]bool{"no trickle": false, "no trickle, 2 s break": false, "cliff (no ramp, no trickle)": false,
+		"card without hedge": true, "card": true, "throttle": false}, pass)
 }

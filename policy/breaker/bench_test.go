@@ -2,6 +2,7 @@ package breaker_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
+
+var errDown = errors.New("down")
 
 func newDefault(b *testing.B) *breaker.Breaker {
 	b.Helper()
@@ -254,6 +257,28 @@ func BenchmarkRefusalLockFree(b *testing.B) {
 	for b.Loop() {
 		if _, err := p.Execute(ctx, succeed); err == nil {
 			b.Fatal("admitted")
+		}
+	}
+}
+
+// BenchmarkRefusalTrickling is an open breaker with a ramp (and so a trickle)
+// refusing through the stage during its break, against a dependency still
+// failing: every refusal takes the lock to count the trickle's share, and one
+// attempt in 20 goes through as a probe and fails.
+func BenchmarkRefusalTrickling(b *testing.B) {
+	br, err := breaker.New(breaker.Config{ConsecutiveFailures: 1, BreakDuration: time.Hour, Recovery: &breaker.Recovery{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, _ := br.Admit()
+	br.Done(t, outcome.Verdict{Kind: outcome.Transient})
+	p := pipeline.New(breaker.Guard[int](br))
+	ctx := context.Background()
+	failing := func(context.Context) (int, error) { return 0, outcome.MarkTransient(errDown) }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Execute(ctx, failing); err == nil {
+			b.Fatal("served")
 		}
 	}
 }
