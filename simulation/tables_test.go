@@ -119,7 +119,7 @@ func TestTablesSlowCallTrip(t *testing.T) {
 
 func TestTablesRampVsCliff(t *testing.T) {
 	tables(t)
-	var ratios, lengths, clocks []float64
+	var ratios, withTrickle, lengths, clocks []float64
 	var slowProbes []uint64 // seeds whose cliff re-opened on slow probes
 	failed := 0
 	for seed := uint64(1); seed <= 30; seed++ {
@@ -131,9 +131,11 @@ func TestTablesRampVsCliff(t *testing.T) {
 				break
 			}
 		}
-		ramp, trs := withTransitions(t, cs[1])
+		ramp, trs := withTransitions(t, cs[1]) // the ramp alone
+		trickled, _ := withTransitions(t, cs[2])
 		ratios = append(ratios, float64(servedAfterOutage(ramp))/float64(servedAfterOutage(cliff)))
-		failed += ramp.RampsFailed
+		withTrickle = append(withTrickle, float64(servedAfterOutage(trickled))/float64(servedAfterOutage(cliff)))
+		failed += ramp.RampsFailed + trickled.RampsFailed
 		var opened, started, done breaker.Transition
 		for _, tr := range trs {
 			switch {
@@ -147,14 +149,14 @@ func TestTablesRampVsCliff(t *testing.T) {
 		}
 		if done.Cause == breaker.CauseRampDone {
 			lengths = append(lengths, (at(done) - at(started)).Seconds())
-			clocks = append(clocks, breaker.DefaultRecoveryFraction*opened.Break.Seconds())
+			clocks = append(clocks, max(breaker.DefaultRecoveryFraction*(at(started)-at(opened)).Seconds(), 1))
 		}
 		if seed == 1 {
-			t.Logf("seed 1: cliff %d, ramp %d of %d; ramp from %v to %v", servedAfterOutage(cliff), servedAfterOutage(ramp), rampRate*int(rampWindow/time.Second), at(started), at(done))
+			t.Logf("seed 1: cliff %d, ramp alone %d, ramp with the trickle %d of %d; the ramp alone from %v to %v", servedAfterOutage(cliff), servedAfterOutage(ramp), servedAfterOutage(trickled), rampRate*int(rampWindow/time.Second), at(started), at(done))
 		}
 	}
-	t.Logf("seeds 1 to 30: ramp / cliff %s; ramps re-opened %d; ramps took %s s for clock terms of %s s; cliffs re-opened on slow probes: seeds %v",
-		spread(ratios, "%.1f"), failed, spread(lengths, "%.1f"), spread(clocks, "%.1f"), slowProbes)
+	t.Logf("seeds 1 to 30: ramp alone / cliff %s, with the trickle %s; ramps re-opened %d; the ramps alone took %s s for lengths of %s s; cliffs re-opened on slow probes: seeds %v",
+		spread(ratios, "%.1f"), spread(withTrickle, "%.1f"), failed, spread(lengths, "%.1f"), spread(clocks, "%.1f"), slowProbes)
 }
 
 // TestTablesRampVariants prints the table of the ramp-vs-cliff scenario with
@@ -211,10 +213,10 @@ func TestTablesRampVariants(t *testing.T) {
 		{"band: a tight tail, 26 calls a second", both(tight, rate(26))},
 		{"band: a tight tail, 24 calls a second", both(tight, rate(24))},
 	} {
-		var cliffs, ramps, ratios []float64
+		var cliffs, ramps, trickled, ratios []float64
 		holds, reopened := 0, 0
 		for seed := uint64(1); seed <= 20; seed++ {
-			var served [2]int
+			var served [3]int
 			for k, c := range rampVsCliff(seed) {
 				bc := *c.Client.Breaker
 				c.Client.Breaker = &bc
@@ -224,12 +226,13 @@ func TestTablesRampVariants(t *testing.T) {
 					t.Fatal(err)
 				}
 				served[k] = servedAfterOutage(r)
-				if k == 1 && r.RampsFailed > 0 {
+				if k > 0 && r.RampsFailed > 0 {
 					reopened++
 				}
 			}
 			cliffs = append(cliffs, float64(served[0]))
 			ramps = append(ramps, float64(served[1]))
+			trickled = append(trickled, float64(served[2]))
 			ratios = append(ratios, float64(served[1])/float64(served[0]))
 			if served[1] > 2*served[0] {
 				holds++
@@ -249,7 +252,7 @@ func TestTablesRampVariants(t *testing.T) {
 			}
 			return fmt.Sprintf("%.1f", x)
 		}
-		t.Logf("| %s | %.0f | %.0f | %s, %s | %d | %d |", v.name, mean(cliffs), mean(ramps), ratio(ratios[0]), ratio(ratios[len(ratios)/2]), holds, reopened)
+		t.Logf("| %s | %.0f | %.0f | %s, %s | %d | %.0f | %d |", v.name, mean(cliffs), mean(ramps), ratio(ratios[0]), ratio(ratios[len(ratios)/2]), holds, mean(trickled), reopened)
 	}
 }
 
