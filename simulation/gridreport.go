@@ -36,17 +36,20 @@ func (r *GridReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d cells x %d seeds x %d clients of %s runs; per client: availability, share served in the last %s, stable after (from the outage's end)\n",
 		r.Name, len(r.Cells), len(r.Seeds), len(r.Clients), seconds(r.Duration), seconds(GridTail))
-	fmt.Fprintf(&b, "  %-7s %5s", "outage", "load")
-	for _, c := range r.Clients {
-		fmt.Fprintf(&b, "  %-24s", c)
-	}
-	b.WriteByte('\n')
-	for _, cell := range r.Cells {
-		fmt.Fprintf(&b, "  %-7s %5s", seconds(cell.Outage), number(cell.Load))
-		for _, res := range cell.Results {
-			fmt.Fprintf(&b, "  %-24s", fmt.Sprintf("%.3f %.3f %s", res.Availability, res.LastShare, res.stability(len(r.Seeds))))
+	row := func(first, second string, cols []string) {
+		line := fmt.Sprintf("  %-7s %5s", first, second)
+		for _, c := range cols {
+			line += fmt.Sprintf("  %-24s", c)
 		}
-		b.WriteByte('\n')
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	row("outage", "load", r.Clients)
+	for _, cell := range r.Cells {
+		var cols []string
+		for _, res := range cell.Results {
+			cols = append(cols, fmt.Sprintf("%.3f %.3f %s", res.Availability, res.LastShare, res.stability(len(r.Seeds))))
+		}
+		row(seconds(cell.Outage), number(cell.Load), cols)
 	}
 	for k := 1; k < len(r.Clients); k++ {
 		v := r.Judge(k)
