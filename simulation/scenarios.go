@@ -50,6 +50,23 @@ func (s Scenario) Run(seed uint64) ([]*Report, error) {
 	return reports, nil
 }
 
+// Under returns s with the calls of every variant arriving as a says (see
+// [Arrivals]), so that any scenario can be run under bursts: go run
+// ./cmd/simulate -arrivals poisson. Its claim and its test are the even
+// arrivals'; under others it shows what changes.
+func (s Scenario) Under(a Arrivals) Scenario {
+	if variants := s.Variants; variants != nil {
+		s.Variants = func(seed uint64) []Config {
+			cs := variants(seed)
+			for i := range cs {
+				cs[i].Arrivals = a
+			}
+			return cs
+		}
+	}
+	return s
+}
+
 // Scenarios returns the built-in scenarios, in a fixed order, including the
 // pending ones.
 func Scenarios() []Scenario {

@@ -363,3 +363,21 @@ func TestHedgeDelayApproachesItsStablePoint(t *testing.T) {
 	assert.LessOrEqual(t, extra, 1-hedge.DefaultQuantile, "at most MaxExtra")
 	assert.Greater(t, extra, 0.045, "and nearly all of it")
 }
+
+// TestAnyScenarioRunsUnderBursts: Under changes how every variant's calls
+// arrive, and nothing else.
+func TestAnyScenarioRunsUnderBursts(t *testing.T) {
+	s, ok := Lookup("retry-storm")
+	require.True(t, ok)
+	even, bursty := s.Variants(1), s.Under(Poisson).Variants(1)
+	require.Len(t, bursty, len(even))
+	for i := range even {
+		assert.Equal(t, Poisson, bursty[i].Arrivals)
+		bursty[i].Arrivals = Even
+		assert.Equal(t, even[i], bursty[i])
+	}
+	rs, err := s.Under(Poisson).Run(1)
+	require.NoError(t, err)
+	assert.Equal(t, Poisson, rs[0].Arrivals)
+	assert.Nil(t, Scenario{Name: "pending"}.Under(Poisson).Variants)
+}

@@ -34,6 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "simulation-out", "the directory the SVG charts are written to (empty: no charts)")
 	series := fs.Bool("series", false, "also print each run's per-second series")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	arrivals := fs.String("arrivals", "even", "how calls arrive in the scenarios of calls and the grids: even or poisson (the concurrency limits' scenarios keep even arrivals)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -41,7 +42,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	all := scenarios()
+	var a simulation.Arrivals
+	switch *arrivals {
+	case "even":
+	case "poisson":
+		a = simulation.Poisson
+	default:
+		fmt.Fprintf(stderr, "simulate: -arrivals must be even or poisson, got %q\n", *arrivals)
+		return 2
+	}
+	all := scenarios(a)
 	if *list {
 		for _, s := range all {
 			status := ""
@@ -108,10 +118,12 @@ type scenario struct {
 }
 
 // scenarios returns every built-in scenario, the calls' first, then the
-// concurrency limits', then the metastability grids.
-func scenarios() []scenario {
+// concurrency limits', then the metastability grids; a is how the calls of
+// the first and the last arrive.
+func scenarios(a simulation.Arrivals) []scenario {
 	var all []scenario
 	for _, s := range simulation.Scenarios() {
+		s = s.Under(a)
 		all = append(all, scenario{s.Name, s.Claim, s.Pending, func(seed uint64) ([]report, string, []picture, error) {
 			rs, err := s.Run(seed)
 			return collect(s.Name, rs, s.Summary, s.Compare, err)
@@ -130,8 +142,12 @@ func scenarios() []scenario {
 		{"metastability", "the preset's card is never worse than its retries alone after an outage of a dependency that must warm, at loads 30 to 90 of a capacity of 100, and escapes the outages retries alone never recover from", simulation.Even},
 		{"metastability-bursts", "the same grid under Poisson arrivals: the card escapes what retries alone cannot, and its hedge can tip a dependency its bursts take near its capacity", simulation.Poisson},
 	} {
+		arrive := g.arrivals
+		if a != simulation.Even {
+			arrive = a
+		}
 		all = append(all, scenario{g.name, g.claim, "", func(seed uint64) ([]report, string, []picture, error) {
-			grid := simulation.MetastabilityGrid(g.arrivals)
+			grid := simulation.MetastabilityGrid(arrive)
 			grid.Name = g.name
 			if seed != simulation.DefaultSeed {
 				grid.Seeds = []uint64{seed, seed + 1, seed + 2}

@@ -131,3 +131,26 @@ func TestRunsTheAdaptiveLimitScenario(t *testing.T) {
 	_, list, _ := simulate("-list")
 	assert.Contains(t, list, "\nadaptive-limit ")
 }
+
+func TestArrivalsFlag(t *testing.T) {
+	code, out, _ := simulate("-scenario", "retry-storm", "-arrivals", "poisson", "-out", "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "calls/s (Poisson arrivals) for 60s")
+	code, out, _ = simulate("-scenario", "retry-storm", "-out", "")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "Poisson")
+	code, _, errs := simulate("-arrivals", "bursty")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "-arrivals must be even or poisson")
+}
+
+func TestTheMetastabilityGridPrintsItsVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := simulate("-scenario", "metastability", "-out", dir)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "verdict card: PASS: 16 of 16 cells pass; escapes 4 of the 4 cells where the baseline stays stuck")
+	for _, name := range []string{"metastability-availability-retries.svg", "metastability-availability-card.svg", "metastability-availability-throttle.svg"} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		assert.NoError(t, err, name)
+	}
+}

@@ -27,27 +27,40 @@
 // Open breaker whose break has elapsed reads HalfOpen, and only the next admission
 // actually moves it.
 //
-// # Recovery ramp
+// # Recovery: the trickle and the ramp
 //
-// By default recovery is a cliff: the probes succeed and the whole load arrives
-// at once at a dependency that has served a handful of requests since it broke.
-// With Config.Recovery set ([Recovery]), the probes' success moves the breaker
-// to Recovering instead, and a slow but successful probe does too rather than
-// re-opening it. Recovering admits a fraction p of the attempts offered and
-// refuses the rest as Open does (the refusal's retry-after hint is the time left
-// until the ramp's clock term reaches 1). p is the smaller of a clock term,
-// rising linearly from Recovery.Initial to 1 over Recovery.Fraction of the break
-// just served (clamped to [Recovery.Minimum, Recovery.Maximum]), and an evidence
-// term that starts at 1, which a slow call (by the slow-call trip's own
-// threshold) cuts to half of p, never below Recovery.Initial, and
-// Config.ProbeSuccesses fast calls in a row raise by Recovery.Initial.
-// Admission is deficit accounting: p is credited per offer and one attempt is
-// admitted per whole credit, with no randomness. One failed attempt re-opens
-// the breaker at once, with the grown break; slow calls never feed the trip
-// window. When p reaches 1 the breaker reads Closed, and the next admission or
-// outcome closes it. A dependency that keeps answering slowly keeps the breaker
-// Recovering: alert on a ramp that has lasted much longer than
-// Snapshot.RampLength.
+// By default recovery is a cliff: the break refuses everything, the probes
+// succeed, and the whole load arrives at once at a dependency that has served
+// a handful of requests since it broke. With Config.Recovery set
+// ([Recovery]), the breaker comes back in two steps.
+//
+// During a break that a trip started, it lets a trickle of attempts through as
+// probes: Recovery.Initial of those offered (deficit accounting), and at least
+// one every Recovery.TrickleEvery, no more at once than Config.HalfOpenProbes.
+// A trickled probe that succeeds fast ends the break (HalfOpen, with that
+// success counted); one that fails or is slow changes nothing. So the breaker
+// learns within about a second that the dependency is back, however long its
+// break.
+//
+// When its probes succeed (or its slow probes lead, which would otherwise
+// re-open it) it becomes Recovering instead of Closed, and admits a fraction p
+// of the attempts offered, refusing the rest as Open does (the refusal carries
+// no retry-after hint). p climbs linearly from Recovery.Initial to 1 over
+// Recovery.Fraction of the time the breaker was open (clamped to
+// [Recovery.Minimum, Recovery.Maximum]). A slow call (by the slow-call trip's
+// own threshold) holds p until Config.ProbeSuccesses fast calls in a row
+// release it; a failure halves p (not below Initial) and doubles the ramp's
+// length (not beyond Maximum), once per round of attempts admitted since the
+// last such setback; Config.ConsecutiveFailures failures in a row re-open the
+// breaker with the grown break. Admission is deficit accounting, with no
+// randomness. Nothing during a ramp feeds the trip window. When p reaches 1
+// the breaker reads Closed, and the next admission or outcome closes it. A
+// dependency that keeps answering slowly keeps the breaker Recovering: alert
+// on a ramp that has lasted much longer than Snapshot.RampLength.
+//
+// A breaker that closed on its own after a trip reads a [Breaker.Pressure]
+// falling from 1 to 0 over a trip window, so that a hedge adds no load to a
+// dependency that has only just taken the whole load back.
 //
 // # Evidence
 //

@@ -9,8 +9,11 @@ type State uint8
 const (
 	// Closed admits every attempt and samples its outcome for the trip conditions.
 	Closed State = iota
-	// Open refuses every attempt until its break has elapsed. The first attempt
-	// offered after that moves it to HalfOpen and becomes a probe.
+	// Open refuses every attempt until its break has elapsed, but for the
+	// trickle of probes a trip's break lets through when Config.Recovery is
+	// set (see [Recovery]); a trickled probe that succeeds fast moves it to
+	// HalfOpen. The first attempt offered after the break moves it to HalfOpen
+	// and becomes a probe.
 	Open
 	// HalfOpen admits at most Config.HalfOpenProbes probes at a time and refuses
 	// the rest. Fast probes leading the slow ones by Config.ProbeSuccesses
@@ -20,9 +23,11 @@ const (
 	// configured, which they then start held back.
 	HalfOpen
 	// Recovering admits a growing fraction of the attempts offered and refuses
-	// the rest, until that fraction reaches 1 and the breaker closes; one failure
-	// opens it again. Only a breaker with Config.Recovery set enters it, from
-	// HalfOpen, instead of closing (see [Recovery]).
+	// the rest, until that fraction reaches 1 and the breaker closes; slow
+	// calls hold the fraction, a failure halves it, and
+	// Config.ConsecutiveFailures failures in a row open it again. Only a
+	// breaker with Config.Recovery set enters it, from HalfOpen, instead of
+	// closing (see [Recovery]).
 	Recovering
 	// Isolated refuses every attempt until Reset. Only Breaker.Isolate enters it.
 	Isolated
