@@ -19,9 +19,10 @@ const maxSeconds = math.MaxInt64 / int64(time.Second)
 //
 //   - it never panics and never returns a negative duration;
 //   - surrounding whitespace does not matter;
-//   - a string of ASCII digits worth s seconds, 1 <= s <= maxSeconds, gives s
-//     seconds;
-//   - an HTTP-date t (its IMF-fixdate form) gives max(t - now, 0);
+//   - a string of ASCII digits worth s seconds gives s seconds, 0 for s = 0,
+//     and outcome.MaxRetryAfter for s beyond it (however many digits);
+//   - an HTTP-date t (its IMF-fixdate form) gives max(t - now, 0), at most
+//     outcome.MaxRetryAfter;
 //   - anything else gives 0, apart from a '+'-signed integer, which strconv
 //     accepts (see the report on issue #17).
 func FuzzParseRetryAfter(f *testing.F) {
@@ -35,6 +36,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		"Mon, 30 Nov 2026 12:00:30.5 GMT", "Thu, 01 Jan 1970 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT",
 		"Sat, 01 Jan 0000 00:00:00 GMT", "Mon, 31 Feb 2026 12:00:00 GMT", "Mon, 30 Nov 2026 24:00:00 GMT",
 		"Monday, 30-Nov-26 12:01:00 GMT", "Mon Nov 30 12:01:00 2026", "Mon, 30 Nov 2026 12:01:00 UTC",
+		"99999999999", "20000000000000000000A", "+20000000000000000000",
 	} {
 		f.Add(v, now)
 	}
@@ -54,9 +56,12 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 		digits := strings.TrimPrefix(trimmed, "+")
 		if digits != "" && strings.Trim(digits, "0123456789") == "" {
-			want := time.Duration(0)
-			if s, err := strconv.ParseInt(digits, 10, 64); err == nil && s >= 1 && s <= maxSeconds {
+			want := outcome.MaxRetryAfter // beyond int64, or beyond the longest hint
+			if s, err := strconv.ParseInt(digits, 10, 64); err == nil && s <= int64(outcome.MaxRetryAfter/time.Second) {
 				want = time.Duration(s) * time.Second
+			}
+			if strings.Trim(digits, "0") == "" {
+				want = 0
 			}
 			if got != want {
 				t.Fatalf("ParseRetryAfter(%q) = %v, want %v", v, got, want)
@@ -64,7 +69,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 			return
 		}
 		if date, err := time.Parse(time.RFC1123, trimmed); err == nil && strings.HasSuffix(trimmed, " GMT") {
-			if want := max(date.Sub(at), 0); got != want {
+			if want := min(max(date.Sub(at), 0), outcome.MaxRetryAfter); got != want {
 				t.Fatalf("ParseRetryAfter(%q, %v) = %v, want %v", v, at, got, want)
 			}
 			return

@@ -35,14 +35,20 @@ func HTTPStatus(status int, retryAfter string, now time.Time) Verdict {
 
 // ParseRetryAfter reads a Retry-After header value: either a number of seconds or
 // an HTTP-date, which is measured from now. It returns 0 for an empty, malformed or
-// past value.
+// past value, and [MaxRetryAfter], the longest hint a Verdict carries, for one
+// further away than that, however many digits it has: a server asking for a
+// century is asking not to be called again soon, not for no wait at all.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 || secs > int64(maxSeconds) {
+	if digits := strings.TrimPrefix(v, "+"); digits != "" && strings.Trim(digits, "0123456789") == "" {
+		secs, err := strconv.ParseInt(digits, 10, 64)
+		switch {
+		case err != nil, secs > int64(MaxRetryAfter/time.Second): // beyond int64, or the longest hint
+			return MaxRetryAfter
+		case secs == 0:
 			return 0
 		}
 		return time.Duration(secs) * time.Second
@@ -51,8 +57,5 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if err != nil {
 		return 0
 	}
-	return max(t.Sub(now), 0)
+	return min(max(t.Sub(now), 0), MaxRetryAfter)
 }
-
-// maxSeconds keeps a seconds value from overflowing a Duration.
-const maxSeconds = int64(1<<63-1) / int64(time.Second)
