@@ -39,8 +39,8 @@ type Breaker struct {
 	// the same hint (see sharedRefusal).
 	refused atomic.Pointer[pipeline.StopError]
 	// openUntil is until while the breaker is Open, and 0 otherwise: written
-	// under mu, read without it by admit, so that a breaker without a hook
-	// refuses during its break without taking the lock.
+	// under mu, read without it by admit, so that a breaker that may
+	// (fastRefusals) refuses during its break without taking the lock.
 	openUntil atomic.Int64
 	// shadow is the mode (see Config.Shadow). It is written only with mu held,
 	// so that it never changes in the middle of a decision, and read with mu
@@ -256,12 +256,23 @@ func (b *Breaker) reject(state State, wait time.Duration, now instant) {
 	}
 }
 
+// fastRefusals reports whether an open breaker may refuse during its break
+// without its lock: nothing is told of the refusal (no hook), nothing counts
+// it (no trickle), it refuses for real (not in shadow mode, where it admits
+// under the lock), and its clock never runs backwards. Real time is read from
+// the monotonic clock, which does not; an injected clock may be set back, and
+// only the lock clamps its readings to the latest one (observe), so that a
+// refusal's hint is never longer than the break left.
+func (b *Breaker) fastRefusals() bool {
+	return b.clock == nil && b.onEvent == nil && b.cfg.trickleEvery == 0 && !b.shadow.Load()
+}
+
 func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
 	now := b.now()
-	if until := instant(b.openUntil.Load()); now.Before(until) && b.onEvent == nil && !b.shadow.Load() && b.cfg.trickleEvery == 0 {
+	if until := instant(b.openUntil.Load()); now.Before(until) && b.fastRefusals() {
 		// Open, no hook to tell of the refusal and no trickle to count it:
-		// nothing to change, so no lock to take. An open breaker under load must cost less than a
-		// healthy call. (A shadow breaker admits instead, under the lock.)
+		// nothing to change, so no lock to take. An open breaker under load
+		// must cost less than a healthy call.
 		return Ticket{}, until.Sub(now), false
 	}
 	b.mu.Lock()

@@ -2,11 +2,13 @@ package breaker_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
@@ -88,4 +90,28 @@ func TestReadsNeverChangeDecisions(t *testing.T) {
 		require.Equal(t, quietLog, readLog, "reading the breaker changed its transitions")
 		require.Equal(t, quiet, read, "reading the breaker changed its state")
 	})
+}
+
+// TestAClockSetBackLengthensNoHint: an injected clock set back after a trip
+// gives the same refusal with and without a hook, the rest of the break as the
+// latest reading saw it; the lock-free refusal used to measure it from the
+// earlier reading, an hour longer (issue #27 item 4).
+func TestAClockSetBackLengthensNoHint(t *testing.T) {
+	for _, hooked := range []bool{false, true} {
+		clock := clockwork.NewFakeClock()
+		cfg := breaker.Config{ConsecutiveFailures: 1, BreakDuration: 10 * time.Second, BreakJitter: breaker.JitterNone, Clock: clock}
+		if hooked {
+			cfg.OnEvent = func(context.Context, pipeline.Source, pipeline.Event) {}
+		}
+		b, err := breaker.New(cfg)
+		require.NoError(t, err)
+		tk, err := b.Admit()
+		require.NoError(t, err)
+		b.Done(tk, outcome.Verdict{Kind: outcome.Transient})
+		clock.Advance(-time.Hour)
+		_, err = b.Admit()
+		se, ok := errors.AsType[*pipeline.StopError](err)
+		require.True(t, ok, "refused: %v", err)
+		assert.Equal(t, 10*time.Second, se.RetryAfter, "hook %v", hooked)
+	}
 }
