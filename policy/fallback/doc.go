@@ -16,8 +16,8 @@
 //     original result, its value kept and its verdict unchanged, with an
 //     [*Error] holding both Func's error and the original one; the value Func
 //     returned, if any, is released.
-//   - Func panics: the panic goes on to the caller, and the original value is
-//     released first.
+//   - Func panics, or When does: the panic goes on to the caller, and the
+//     original value is released first.
 //
 // A call whose caller has canceled (its context is done for a reason other than
 // one of our own timeouts) is never replaced, whatever When says: nobody is

@@ -40,10 +40,25 @@ func (p *Policy[T]) Stage() pipeline.StageInfo {
 // for which values are released.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	r := next.Run(ctx)
-	if !p.when(r) || outcome.CallerCanceled(ctx) {
+	if !p.chooses(next, r) || outcome.CallerCanceled(ctx) {
 		return r
 	}
 	return p.replace(ctx, next, r)
+}
+
+// chooses reports whether When chooses r. If When panics, nobody will get
+// r's value: it is released before the panic goes on, as it is when Func
+// panics.
+func (p *Policy[T]) chooses(next pipeline.Next[T], r pipeline.Result[T]) bool {
+	returned := false
+	defer func() {
+		if !returned {
+			next.Discard(r)
+		}
+	}()
+	chosen := p.when(r)
+	returned = true
+	return chosen
 }
 
 // replace calls Func for r and returns what the call ends with.

@@ -174,6 +174,22 @@ func TestPanicInFuncPropagates(t *testing.T) {
 	assert.Equal(t, []string{"orphan"}, rel.list())
 }
 
+// A panic in When goes on to the caller too, and the value it was judging is
+// released on the way, once; it used to be released never (issue #27 item 9).
+func TestPanicInWhenReleasesTheValue(t *testing.T) {
+	p, err := fallback.New(fallback.Config[string]{
+		When: func(pipeline.Result[string]) bool { panic("cannot judge") },
+		Func: func(context.Context, pipeline.Result[string]) (string, error) { return "default", nil },
+	})
+	require.NoError(t, err)
+	rel := &released{}
+	pl := pipeline.New[string](p).With(pipeline.Options[string]{Release: rel.add})
+	assert.PanicsWithValue(t, "cannot judge", func() {
+		_, _ = pl.Execute(t.Context(), func(context.Context) (string, error) { return "orphan", nil })
+	})
+	assert.Equal(t, []string{"orphan"}, rel.list())
+}
+
 // When may judge values: here an empty answer is replaced too.
 func TestWhenJudgesValues(t *testing.T) {
 	p, err := fallback.New(fallback.Config[string]{
