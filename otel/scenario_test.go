@@ -39,6 +39,7 @@ func scripted() standard.Config {
 			ProbeSuccesses:      1,
 			SlowCalls:           breaker.SlowCalls{Disabled: true},
 			Failures:            breaker.Failures{Disabled: true},
+			TripWindow:          time.Second, // after a recovery, the pressure that holds the hedge back fades over it
 		},
 		NoRecovery: true,
 		Hedge:      hedge.Config{MinSamples: 2, MinDelay: 20 * time.Millisecond},
@@ -57,7 +58,8 @@ var errBoom = errors.New("boom")
 //	C  t=115ms    refused by the open breaker, retry after 1 s
 //	   (1 s passes)
 //	D  t=1.115s   the probe succeeds after 5 ms and closes the breaker
-//	E  t=1.12s    a repeatable call whose first copy hangs; the hedge goes
+//	   (a trip window, 1 s, passes: the hedge holds back after a recovery)
+//	E  t=2.12s    a repeatable call whose first copy hangs; the hedge goes
 //	              out at 20 ms and succeeds 5 ms later, and the first copy
 //	              is cancelled
 func TestScenario(t *testing.T) {
@@ -85,6 +87,7 @@ func TestScenario(t *testing.T) {
 		assert.ErrorIs(t, call("C", context.Background(), ok), pipeline.ErrDependencyUnavailable)
 		time.Sleep(time.Second) // the break, on the bubble's clock
 		require.NoError(t, call("D", context.Background(), ok))
+		time.Sleep(time.Second) // a trip window: the pressure a recovery leaves has faded
 		var copies atomic.Int32
 		require.NoError(t, call("E", hedge.Repeatable(context.Background()), func(ctx context.Context) (string, error) {
 			if copies.Add(1) == 1 {
