@@ -65,8 +65,10 @@ func ExampleOptions_classifier() {
 
 // Every stage that refuses or gives up returns a *StopError.
 func ExampleStopError() {
+	// Refuse gives the stop the verdict of a refusal of our own, so that no
+	// breaker outside counts it and no retry pays for it.
 	refuse := pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
-		return pipeline.Result[int]{Err: &pipeline.StopError{Stage: "gate", Reason: pipeline.DependencyUnavailable}}
+		return next.Refuse(ctx, &pipeline.StopError{Stage: "gate", Reason: pipeline.DependencyUnavailable})
 	})
 	_, err := pipeline.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }, refuse)
 	if stop, ok := errors.AsType[*pipeline.StopError](err); ok {

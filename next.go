@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -14,6 +15,11 @@ import (
 // Result is what running the rest of a pipeline produced: the value and error the
 // attempt (or an inner stage) returned, and the attempt's verdict. Stages pass it
 // outward, possibly replacing Err with a [StopError]; they never reclassify it.
+// A stage that builds a Result with an error and leaves the verdict zero (which
+// reads as OK) has it judged by [Next.Run] on the way out: a [*StopError] gets
+// the verdict [Next.Refuse] gives, any other error the one the attempt's
+// classification would give it, so that no stage outside reads a failure as a
+// success. Return refusals with Next.Refuse.
 type Result[T any] struct {
 	Value   T
 	Err     error
@@ -41,12 +47,17 @@ type position struct {
 
 // Run runs the stages inside the current one and, after them, the caller's Func,
 // with ctx. The innermost step classifies the attempt's outcome, once, and emits
-// an [AttemptFinished] event.
+// an [AttemptFinished] event. A stage's result with an error and the zero
+// verdict is judged before Run returns it (see [Result]).
 func (n Next[T]) Run(ctx context.Context) Result[T] {
 	if int(n.pos.stage) < len(n.p.policies) {
 		policy := n.p.policies[n.pos.stage]
 		n.pos.stage++
-		return policy.Execute(ctx, n)
+		r := policy.Execute(ctx, n)
+		if r.Err != nil && r.Verdict == (outcome.Verdict{}) {
+			r.Verdict = n.p.judge(ctx, r)
+		}
+		return r
 	}
 	if n.grace > 0 {
 		return n.p.guarded(ctx, n.fn, int(n.pos.attempt), n.grace)
@@ -113,11 +124,20 @@ func (n Next[T]) Refuse(ctx context.Context, err *StopError) Result[T] {
 	if n.p.onEvent != nil {
 		n.Emit(ctx, Stopped{Err: err})
 	}
-	v := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(err.RetryAfter)
-	if err.Reason == Canceled || err.Reason == Deadline {
-		v = outcome.Verdict{Kind: outcome.Permanent, Canceled: true}
+	return Result[T]{Err: err, Verdict: err.verdict()}
+}
+
+// judge gives a verdict to r, the result a stage returned with an error and
+// the zero verdict, which reads as OK to every stage outside: a custom stage
+// that returned Result{Err: err} and left the verdict out. A *StopError gets
+// the verdict Refuse would have given it (the stage stopped the call); any
+// other error is classified as an attempt's error is, with the pipeline's
+// classifier, which may still call it OK.
+func (p *Pipeline[T]) judge(ctx context.Context, r Result[T]) outcome.Verdict {
+	if stop, ok := errors.AsType[*StopError](r.Err); ok {
+		return stop.verdict()
 	}
-	return Result[T]{Err: err, Verdict: v}
+	return outcome.Classify(ctx, r.Value, r.Err, p.classifier)
 }
 
 // Source is the [Source] of the stage n was handed to: the labels its events

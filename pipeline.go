@@ -182,7 +182,11 @@ var (
 // Execute runs one logical call of fn through the pipeline's stages and returns
 // what the outermost stage returned. A nil fn or a nil ctx is refused with an
 // error. A panic in fn propagates to the caller after every stage has cleaned
-// up.
+// up. A call whose ctx is done, and that ended with an error the verdict calls
+// the caller's doing but that does not match ctx.Err() (the work's own error,
+// passed on by a stage that does not stop calls, or by none), returns a
+// [*StopError] with Stage "pipeline", Reason Canceled or Deadline, ctx's cause
+// and that error: what a canceled caller gets does not depend on the stages.
 func (p *Pipeline[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil || ctx == nil {
 		var zero T
@@ -192,7 +196,22 @@ func (p *Pipeline[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 		return zero, errNilContext
 	}
 	r := Next[T]{p: p, fn: fn, pos: position{attempt: 1}}.Run(ctx)
+	if r.Err != nil && r.Verdict.Canceled && ctx.Err() != nil && !errors.Is(r.Err, ctx.Err()) {
+		r.Err = p.interrupted(ctx, r.Err)
+	}
 	return r.Value, r.Err
+}
+
+// interrupted is the error of a call the caller canceled, or whose deadline
+// passed, and that ended with err, an error that does not say so (the work's
+// own, passed on by a stage such as a fallback that does not stop a call):
+// a StopError of the pipeline's own with reason Canceled or Deadline, the
+// context's cause and err, as a retry stage would have stopped it. What a
+// canceled caller gets does not depend on which stages are in the pipeline.
+func (p *Pipeline[T]) interrupted(ctx context.Context, err error) error {
+	stop := Interrupted(ctx, StageInfo{Kind: sourcePipeline, Name: p.name})
+	stop.Err = err
+	return stop
 }
 
 // Execute runs fn once through policies, the first outermost, with T inferred from

@@ -167,6 +167,17 @@ func (e *StopError) Error() string {
 	return b.String()
 }
 
+// verdict is the verdict of a stage's own stop e, as [Next.Refuse] gives it:
+// for a Canceled or Deadline stop, a Permanent one marked Canceled (the
+// caller's doing, or the call's deadline, never the dependency's); for any
+// other, a self-imposed Throttled one carrying e's RetryAfter.
+func (e *StopError) verdict() outcome.Verdict {
+	if e.Reason == Canceled || e.Reason == Deadline {
+		return outcome.Verdict{Kind: outcome.Permanent, Canceled: true}
+	}
+	return outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(e.RetryAfter)
+}
+
 // Is reports whether target is the sentinel of e's reason.
 func (e *StopError) Is(target error) bool {
 	return target != nil && target == e.Reason.sentinel()

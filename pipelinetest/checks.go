@@ -65,6 +65,24 @@ func (c *check[T]) passesError() {
 	}
 }
 
+// reportsFailures runs the policy inside an outer stage that reads what the
+// policy returns to it: when the work fails and the call ends with an error,
+// the verdict the stages outside read must not be OK, or a breaker outside
+// would count the failure as a success.
+func (c *check[T]) reportsFailures() {
+	var seen pipeline.Result[T]
+	outer := pipeline.PolicyFunc[T](func(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
+		seen = next.Run(ctx)
+		return seen
+	})
+	p := pipeline.New(outer, c.NewPolicy())
+	var zero T
+	_, err := p.Execute(c.ctx, func(context.Context) (T, error) { return zero, outcome.MarkTransient(errWork) })
+	if err != nil && seen.Err != nil && seen.Verdict.Kind == outcome.OK {
+		c.t.Fatalf("the policy returned the error %v with an OK verdict: the stages outside it read the failure as a success", seen.Err)
+	}
+}
+
 func (c *check[T]) propagatesContext() {
 	t := c.t
 	deadline := time.Now().Add(time.Hour)

@@ -4,6 +4,7 @@
 // hooks.
 //
 // The suite checks that the policy passes the value and error of the work through
+// (and reports a failure to the stages outside it as one, never as OK)
 // (also of work that takes time), propagates the caller's context (its values and
 // its deadline), returns promptly when the caller cancels, also when it is
 // saturated with calls, holds no lock across next.Run, leaves no goroutine behind

@@ -60,6 +60,7 @@ func RunWith[T comparable](t *testing.T, cfg Config[T]) {
 		{"PassesValue", (*check[T]).passesValue},
 		{"PassesValueOfSlowWork", (*check[T]).passesValueOfSlowWork},
 		{"PassesError", (*check[T]).passesError},
+		{"ReportsFailures", (*check[T]).reportsFailures},
 		{"PropagatesContext", (*check[T]).propagatesContext},
 		{"ReturnsPromptlyWhenCanceled", (*check[T]).returnsPromptlyWhenCanceled},
 		{"RefusesCanceledContext", (*check[T]).refusesCanceledContext},

@@ -66,7 +66,12 @@ func TestHammer(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, before, pipelinetest.Goroutines())
 		assert.Equal(t, int32(goroutines*calls), real.Load()+values.Load()+faults.Load()+canceled.Load())
-		assert.Equal(t, injected[fault.Transient].Load()+injected[fault.Throttled].Load()+injected[fault.Permanent].Load(), faults.Load())
+		// An injected failure returned once its caller's deadline has passed
+		// comes back as the caller's Deadline stop wrapping it: counted as
+		// canceled.
+		failures := injected[fault.Transient].Load() + injected[fault.Throttled].Load() + injected[fault.Permanent].Load()
+		assert.GreaterOrEqual(t, failures, faults.Load())
+		assert.LessOrEqual(t, failures, faults.Load()+canceled.Load())
 		assert.Equal(t, injected[fault.Value].Load(), values.Load())
 		assert.Positive(t, canceled.Load(), "no caller ever gave up during a delay")
 		assert.Positive(t, injected[fault.Latency].Load()-canceled.Load(), "no delay ever ran to its end")
