@@ -6,6 +6,7 @@ import (
 	"expvar"
 	"iter"
 	"net/http"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -129,8 +130,13 @@ type Registry struct {
 	sources map[uint64]Source
 }
 
-// Add registers s until remove is called; remove is idempotent.
+// Add registers s until remove is called; remove is idempotent. It panics,
+// naming the argument, if s is nil (or a nil pointer behind the interface),
+// which would otherwise panic later, in Report.
 func (r *Registry) Add(s Source) (remove func()) {
+	if s == nil || isNil(s) {
+		panic("health: Registry.Add: the source is nil: pass one from health.Of, Preset, Scopes or a type with a Dependencies method")
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sources == nil {
@@ -197,4 +203,15 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // JSON under /debug/vars, for a service without OpenTelemetry.
 func (r *Registry) Func() expvar.Func {
 	return func() any { return r.Report() }
+}
+
+// isNil reports whether s is a nil pointer, function or map behind a non-nil
+// interface.
+func isNil(s Source) bool {
+	v := reflect.ValueOf(s)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"expvar"
+	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -136,3 +138,19 @@ func TestHandlerMethods(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
 	assert.Equal(t, "GET, HEAD", w.Header().Get("Allow"))
 }
+
+// TestANilSourceIsRefusedWhereItIsAdded: Add(nil) used to be accepted and
+// panic later, in Report (issue #27 item 11).
+func TestANilSourceIsRefusedWhereItIsAdded(t *testing.T) {
+	var r health.Registry
+	const want = "health: Registry.Add: the source is nil: pass one from health.Of, Preset, Scopes or a type with a Dependencies method"
+	assert.PanicsWithValue(t, want, func() { r.Add(nil) })
+	var scopes *nilSource
+	assert.PanicsWithValue(t, want, func() { r.Add(scopes) })
+	assert.NotPanics(t, func() { _ = r.Report() })
+}
+
+// nilSource is a Source whose nil pointer would panic when read.
+type nilSource struct{ deps []health.Dependency }
+
+func (s *nilSource) Dependencies() iter.Seq[health.Dependency] { return slices.Values(s.deps) }

@@ -2,6 +2,7 @@ package pipelineotel
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"time"
 
@@ -28,8 +29,12 @@ type Pipeline[T any] struct {
 // attached, in one call: t's hook is added to cfg.Breaker.OnEvent (a hook
 // already there keeps receiving the breaker's events) and set as the
 // pipeline's event hook, the breaker and the budget are observed, and calls
-// are measured on cfg.Clock. It returns the error standard.New returns.
+// are measured on cfg.Clock. It returns the error standard.New returns, and
+// an error naming t if t is nil.
 func NewStandard[T any](t *Telemetry, cfg standard.Config) (*Pipeline[T], error) {
+	if t == nil {
+		return nil, errNilTelemetry
+	}
 	cfg.Breaker.OnEvent = pipeline.Hooks(t.Hook(), cfg.Breaker.OnEvent)
 	p, err := standard.New[T](cfg)
 	if err != nil {
@@ -47,6 +52,12 @@ func NewStandard[T any](t *Telemetry, cfg standard.Config) (*Pipeline[T], error)
 // refusals only if its Config.OnEvent was given t's hook when it was built:
 // NewStandard does that.
 func Instrument[T any](t *Telemetry, p *standard.Pipeline[T]) *Pipeline[T] {
+	if t == nil {
+		panic(errNilTelemetry)
+	}
+	if p == nil {
+		panic("pipelineotel: Instrument: the pipeline is nil (did you ignore the error from standard.New?)")
+	}
 	return &Pipeline[T]{
 		Pipeline: p.With(pipeline.Options[T]{OnEvent: t.Hook()}),
 		t:        t,
@@ -133,3 +144,7 @@ func now(clock clockwork.Clock) time.Duration {
 func since(clock clockwork.Clock, start time.Duration) time.Duration {
 	return now(clock) - start
 }
+
+// errNilTelemetry is what NewStandard returns, and Instrument panics with,
+// for a nil *Telemetry.
+var errNilTelemetry = errors.New("pipelineotel: the *Telemetry is nil: build one with pipelineotel.New (did you ignore its error?)")

@@ -194,3 +194,14 @@ func TestScopesCallAllocatesAtMostOneMore(t *testing.T) {
 	})
 	assert.LessOrEqual(t, with-without, 1.0, "allocations: %v without telemetry, %v with", without, with)
 }
+
+// TestANilTelemetryIsRefusedNamingIt: NewStandard(nil, ...) used to panic
+// with a raw nil dereference (issue #27 item 11).
+func TestANilTelemetryIsRefusedNamingIt(t *testing.T) {
+	_, err := pipelineotel.NewStandard[string](nil, standard.Config{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "pipelineotel: the *Telemetry is nil: build one with pipelineotel.New")
+	p, err := standard.New[string](standard.Config{})
+	require.NoError(t, err)
+	assert.Panics(t, func() { pipelineotel.Instrument[string](nil, p) })
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("pipelinehttp: Config."+format, args...))
 	}
+	if c.Base != nil && isNilPointer(c.Base) {
+		bad("Base is a nil %T: pass nil for http.DefaultTransport, or a transport that exists", c.Base)
+	}
 	if c.MaxHosts < 0 {
 		bad("MaxHosts must not be negative (0 means the default %d), got %d", DefaultMaxHosts, c.MaxHosts)
 	}
@@ -117,4 +121,16 @@ func describe(resp *http.Response) string {
 		return strings.TrimSpace(resp.Status)
 	}
 	return http.StatusText(resp.StatusCode)
+}
+
+// isNilPointer reports whether rt is a nil pointer (or another nil of a kind
+// that can be) behind a non-nil interface: (*http.Transport)(nil), which
+// would panic at its first request.
+func isNilPointer(rt http.RoundTripper) bool {
+	v := reflect.ValueOf(rt)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }

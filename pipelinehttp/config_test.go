@@ -2,6 +2,7 @@ package pipelinehttp_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -159,4 +160,24 @@ func (h *harness) attemptsOf(name string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.attempts[name]
+}
+
+// TestBadTransportsFailAtOnceNamingTheFix: a nil *http.Transport as the base,
+// and a zero Transport, used to panic with a raw nil dereference at the first
+// request; they now fail at once, saying what to pass instead (issue #27
+// item 11).
+func TestBadTransportsFailAtOnceNamingTheFix(t *testing.T) {
+	_, err := pipelinehttp.New(pipelinehttp.Config{Base: (*http.Transport)(nil)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Config.Base is a nil *http.Transport: pass nil for http.DefaultTransport")
+	assert.PanicsWithError(t, err.Error(), func() { pipelinehttp.NewTransport((*http.Transport)(nil)) })
+	assert.NotPanics(t, func() { pipelinehttp.NewTransport(nil) })
+
+	var zero pipelinehttp.Transport
+	const want = "pipelinehttp: Transport used without pipelinehttp.New or NewTransport (its zero value is not usable)"
+	req := httptest.NewRequest(http.MethodGet, "http://example.test/", nil)
+	assert.PanicsWithValue(t, want, func() { _, _ = zero.RoundTrip(req) })
+	assert.PanicsWithValue(t, want, func() { zero.Len() })
+	assert.PanicsWithValue(t, want, func() { _, _ = zero.Pipeline(pipelinehttp.Host{}) })
+	assert.PanicsWithValue(t, want, func() { zero.CloseIdleConnections() })
 }

@@ -100,11 +100,13 @@ type scope struct {
 }
 
 // NewTransport returns a transport with every default over base (nil means
-// http.DefaultTransport): New(Config{Base: base}).
+// http.DefaultTransport): New(Config{Base: base}). It panics, naming the
+// argument, if base is a nil pointer behind the interface, such as
+// (*http.Transport)(nil).
 func NewTransport(base http.RoundTripper) *Transport {
 	t, err := New(Config{Base: base})
 	if err != nil {
-		panic(err) // the zero Config is valid
+		panic(err) // only base can be wrong: a nil pointer
 	}
 	return t
 }
@@ -176,6 +178,7 @@ func (t *Transport) build(h Host) (*scope, error) {
 // response to keep, or an error; see [Transport] for what is retried, what is
 // hedged and what is returned.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.mustBeBuilt()
 	if req.URL == nil || req.URL.Host == "" || passThrough(req) {
 		return t.base.RoundTrip(req) // malformed requests are the base's to refuse
 	}
@@ -281,6 +284,7 @@ var errNoRewind = errors.New("pipelinehttp: the request body was sent already an
 // CloseIdleConnections closes the idle connections of the base transport, if
 // it has such a method (http.Client.CloseIdleConnections calls this one).
 func (t *Transport) CloseIdleConnections() {
+	t.mustBeBuilt()
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
@@ -293,6 +297,7 @@ func (t *Transport) CloseIdleConnections() {
 // replayable run through pipelines of their own, without the hedge, that
 // share this breaker and budget.
 func (t *Transport) Pipeline(h Host) (*standard.Pipeline[*http.Response], error) {
+	t.mustBeBuilt()
 	s, err := t.hosts.Get(h)
 	if err != nil {
 		return nil, err
@@ -304,6 +309,7 @@ func (t *Transport) Pipeline(h Host) (*standard.Pipeline[*http.Response], error)
 // standard pipeline, most recently used first, until f returns false: for h,
 // p := range t.Hosts. It does not count as a use.
 func (t *Transport) Hosts(f func(Host, *standard.Pipeline[*http.Response]) bool) {
+	t.mustBeBuilt()
 	t.hosts.Range(func(h Host, s *scope) bool { return f(h, s.std) })
 }
 
@@ -312,9 +318,21 @@ func (t *Transport) Hosts(f func(Host, *standard.Pipeline[*http.Response]) bool)
 // for h, snap := range t.Breakers. It is read-only, for health endpoints: it
 // changes no breaker and keeps no host from going idle.
 func (t *Transport) Breakers(f func(Host, breaker.Snapshot) bool) {
+	t.mustBeBuilt()
 	t.hosts.Range(func(h Host, s *scope) bool { return f(h, s.std.Breaker.Snapshot()) })
 }
 
 // Len returns the number of hosts the transport holds state for, at most
 // Config.MaxHosts.
-func (t *Transport) Len() int { return t.hosts.Len() }
+func (t *Transport) Len() int {
+	t.mustBeBuilt()
+	return t.hosts.Len()
+}
+
+// mustBeBuilt panics, naming what to do, if t is not a transport New or
+// NewTransport built: the zero Transport holds no base and no hosts.
+func (t *Transport) mustBeBuilt() {
+	if t.hosts == nil {
+		panic("pipelinehttp: Transport used without pipelinehttp.New or NewTransport (its zero value is not usable)")
+	}
+}
