@@ -78,3 +78,46 @@ func TestACanceledCallIsCanceledWhateverTheStages(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUnknownKindIsRefusedNamingWhereItCameFrom: a classifier, a mark or a
+// stage that gives a verdict of a kind that does not exist used to pass it
+// on, and a 200 judged outcome.Kind(42) came back a success (issue #27 item
+// 5). The result is now a Permanent failure whose error says where the kind
+// came from.
+func TestAnUnknownKindIsRefusedNamingWhereItCameFrom(t *testing.T) {
+	errWork := errors.New("work")
+	odd := outcome.Verdict{Kind: 42}
+	oddStage := pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+		r := next.Run(ctx)
+		r.Verdict = odd
+		return r
+	})
+	for _, tc := range []struct {
+		name       string
+		stages     []pipeline.Policy[int]
+		classifier outcome.Classifier[int]
+		work       pipeline.Func[int]
+		where      string
+	}{
+		{"a classifier, of a value", nil, func(int, error) (outcome.Verdict, bool) { return odd, true },
+			func(context.Context) (int, error) { return 200, nil }, "the classifier (Options.Classifier"},
+		{"a mark", nil, nil, func(context.Context) (int, error) { return 0, outcome.Mark(errWork, odd) }, "outcome.Mark"},
+		{"a stage", []pipeline.Policy[int]{oddStage}, nil, func(context.Context) (int, error) { return 1, nil }, "a stage of its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen outcome.Verdict
+			spy := pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+				r := next.Run(ctx)
+				seen = r.Verdict
+				return r
+			})
+			p := pipeline.New(append([]pipeline.Policy[int]{spy}, tc.stages...)...).With(pipeline.Options[int]{Classifier: tc.classifier})
+			_, err := p.Execute(t.Context(), tc.work)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.where)
+			assert.Contains(t, err.Error(), "gave outcome.Kind(42): outcome: not a kind of outcome")
+			assert.ErrorIs(t, err, outcome.ErrUnknownKind)
+			assert.Equal(t, outcome.Verdict{Kind: outcome.Permanent}, seen, "the stages outside read a Permanent failure")
+		})
+	}
+}

@@ -57,6 +57,9 @@ func (n Next[T]) Run(ctx context.Context) Result[T] {
 		if r.Err != nil && r.Verdict == (outcome.Verdict{}) {
 			r.Verdict = n.p.judge(ctx, r)
 		}
+		if r.Verdict.Kind > outcome.Permanent {
+			r = unknownKind(r, n.p.stageName(int(n.pos.stage-1)))
+		}
 		return r
 	}
 	if n.grace > 0 {
@@ -127,6 +130,43 @@ func (n Next[T]) Refuse(ctx context.Context, err *StopError) Result[T] {
 	return Result[T]{Err: err, Verdict: err.verdict()}
 }
 
+// classified returns the attempt's result r, refused if its classification
+// gave it a kind that does not exist (see unknownKind).
+func classified[T any](r Result[T]) Result[T] {
+	if r.Verdict.Kind > outcome.Permanent {
+		from := "the classifier (Options.Classifier, or an integration's, such as pipelinehttp's Config.Classify)"
+		if v, ok := outcome.Marked(r.Err); ok && v.Kind == r.Verdict.Kind {
+			from = "outcome.Mark"
+		}
+		return unknownKind(r, from)
+	}
+	return r
+}
+
+// unknownKind refuses r, whose verdict has a kind that does not exist, as
+// from gave it: no stage could tell what to do with it (the breaker would
+// read it as a success), so the result becomes a Permanent failure (never
+// retried, never breaker evidence) whose error says where the kind came from
+// and wraps outcome.ErrUnknownKind and r's error.
+func unknownKind[T any](r Result[T], from string) Result[T] {
+	if r.Err != nil {
+		r.Err = fmt.Errorf("pipeline: %s gave %v: %w: %w", from, r.Verdict.Kind, outcome.ErrUnknownKind, r.Err)
+	} else {
+		r.Err = fmt.Errorf("pipeline: %s gave %v: %w", from, r.Verdict.Kind, outcome.ErrUnknownKind)
+	}
+	r.Verdict = outcome.Verdict{Kind: outcome.Permanent}
+	return r
+}
+
+// stageName names stage i for an error: "the retry stage", or "a stage of
+// its own" for one that does not describe itself.
+func (p *Pipeline[T]) stageName(i int) string {
+	if kind := p.sources[i].Stage; kind != "" {
+		return "the " + kind + " stage"
+	}
+	return "a stage of its own"
+}
+
 // judge gives a verdict to r, the result a stage returned with an error and
 // the zero verdict, which reads as OK to every stage outside: a custom stage
 // that returned Result{Err: err} and left the verdict out. A *StopError gets
@@ -156,7 +196,7 @@ func (n Next[T]) Clock() clockwork.Clock { return n.p.clock }
 func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] {
 	if p.onEvent == nil { // the hot path: no clock reads
 		v, err := fn(ctx)
-		return Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
+		return classified(Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)})
 	}
 	start := p.now()
 	v, err := fn(ctx)
@@ -166,7 +206,7 @@ func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] 
 // result classifies what attempt n, started at start (a reading of now),
 // returned, and reports it.
 func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start time.Duration) Result[T] {
-	r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
+	r := classified(Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)})
 	if p.onEvent != nil {
 		p.onEvent(ctx, p.own(), AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.now() - start, Err: err})
 	}

@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -22,6 +23,11 @@ const (
 	// error, the caller's own cancellation). It is neither retried nor evidence.
 	Permanent
 )
+
+// ErrUnknownKind is matched, with errors.Is, by the error of an attempt whose
+// classification gave it a Kind that is none of the four above: a pipeline
+// refuses such a verdict, naming where it came from.
+var ErrUnknownKind = errors.New("outcome: not a kind of outcome (use OK, Transient, Throttled or Permanent)")
 
 // String returns the kind's lower-case name.
 func (k Kind) String() string {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinehttp"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
@@ -180,4 +181,26 @@ func TestBadTransportsFailAtOnceNamingTheFix(t *testing.T) {
 	assert.PanicsWithValue(t, want, func() { zero.Len() })
 	assert.PanicsWithValue(t, want, func() { _, _ = zero.Pipeline(pipelinehttp.Host{}) })
 	assert.PanicsWithValue(t, want, func() { zero.CloseIdleConnections() })
+}
+
+// TestAClassifyOfAnUnknownKindIsRefused: Config.Classify returning a kind
+// that does not exist used to be accepted, and the 200 came back a success
+// (issue #27 item 5); the call now fails with an error saying where the kind
+// came from, and the response is closed.
+func TestAClassifyOfAnUnknownKindIsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	t.Cleanup(srv.Close)
+	tr, err := pipelinehttp.New(pipelinehttp.Config{Classify: func(*http.Response, error) (outcome.Verdict, bool) {
+		return outcome.Verdict{Kind: 42}, true
+	}})
+	require.NoError(t, err)
+	t.Cleanup(tr.CloseIdleConnections)
+	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Config.Classify")
+	assert.Contains(t, err.Error(), "gave outcome.Kind(42): outcome: not a kind of outcome")
+	assert.ErrorIs(t, err, outcome.ErrUnknownKind)
 }

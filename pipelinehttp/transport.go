@@ -204,8 +204,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req) // no attempt sent it: the contract says RoundTrip closes it
 	}
 	c.recycle()
-	if resp != nil {
+	if resp != nil && !errors.Is(err, outcome.ErrUnknownKind) {
 		return resp, nil // the last response, even a failing one: as http.Client returns it
+	}
+	if resp != nil { // Config.Classify gave it a kind that is none: no answer to trust
+		release(resp)
 	}
 	return nil, err
 }
