@@ -1,8 +1,10 @@
 package callctx
 
 import (
+	"runtime"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/jonboulle/clockwork"
 )
@@ -126,9 +128,33 @@ func (s *Schedule) arm(now time.Time, when time.Duration) {
 	case s.timer != nil:
 		s.timer.Reset(d)
 	case s.clock == nil:
-		s.timer = realTimer{time.AfterFunc(d, s.fire)}
+		s.timer = realTimer{time.AfterFunc(d, s.fireWeakly())}
+		runtime.AddCleanup(s, stop, s.timer)
 	default:
-		s.timer = s.clock.AfterFunc(d, s.fire)
+		s.timer = s.clock.AfterFunc(d, s.fireWeakly())
+		runtime.AddCleanup(s, stop, s.timer)
+	}
+}
+
+// stop stops the timer of a schedule that was collected, so that the
+// runtime drops the timer too instead of holding it until it fires.
+func stop(t clockwork.Timer) { t.Stop() }
+
+// fireWeakly returns the timer's function: fire, through a weak pointer to
+// s. The timer stays armed after the last entry leaves (see Schedule), and
+// through a strong pointer it would keep s, and whatever holds s (a stage,
+// its pipeline, an HTTP host's whole scope), alive until it fires, up to a
+// call's timeout after the last call: a transport that evicts hosts faster
+// than that would hold every host evicted in the last timeout. Entries on
+// the schedule hold it strongly, so it is collected only once no call uses
+// it; the timer is then stopped (see stop), and finds nothing to do if it
+// fires first.
+func (s *Schedule) fireWeakly() func() {
+	w := weak.Make(s)
+	return func() {
+		if s := w.Value(); s != nil {
+			s.fire()
+		}
 	}
 }
 
