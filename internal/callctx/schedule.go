@@ -129,15 +129,19 @@ func (s *Schedule) arm(now time.Time, when time.Duration) {
 		s.timer.Reset(d)
 	case s.clock == nil:
 		s.timer = realTimer{time.AfterFunc(d, s.fireWeakly())}
-		runtime.AddCleanup(s, stop, s.timer)
 	default:
 		s.timer = s.clock.AfterFunc(d, s.fireWeakly())
+	}
+	if now != now.Round(0) { // real time, outside any synctest bubble
 		runtime.AddCleanup(s, stop, s.timer)
 	}
 }
 
 // stop stops the timer of a schedule that was collected, so that the
-// runtime drops the timer too instead of holding it until it fires.
+// runtime drops the timer too instead of holding it until it fires. Only a
+// timer of real time is stopped so: the cleanup runs on the runtime's own
+// goroutine, which may not touch a timer of a testing/synctest bubble, and a
+// fake clock's timers cost nothing the runtime holds.
 func stop(t clockwork.Timer) { t.Stop() }
 
 // fireWeakly returns the timer's function: fire, through a weak pointer to
