@@ -242,6 +242,6 @@ type quotaKeys struct {
 // one hash tag of their own, so that any Redis Cluster node can hold them and
 // one script can update both.
 func quotaKeysOf(namespace, name string) quotaKeys {
-	tat := "pipeline:quota:{" + namespace + ":" + name + "}"
+	tat := "pipeline:quota:" + hashTag(namespace, name)
 	return quotaKeys{tat: tat, seen: tat + ":seen"}
 }

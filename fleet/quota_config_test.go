@@ -67,6 +67,6 @@ func TestQuotaConfigRefusesImpossibleValues(t *testing.T) {
 }
 
 func TestQuotaKeyIsOneHashTag(t *testing.T) {
-	assert.Equal(t, quotaKeys{tat: "pipeline:quota:{shop:partner}", seen: "pipeline:quota:{shop:partner}:seen"},
+	assert.Equal(t, quotaKeys{tat: "pipeline:quota:{4:shop:partner}", seen: "pipeline:quota:{4:shop:partner}:seen"},
 		quotaKeysOf("shop", "partner"))
 }

@@ -71,16 +71,26 @@ func (s *settings) count(fields map[string]string, now time.Time) view {
 	return v
 }
 
-// keys are the two keys of one breaker. They share the hash tag
-// {namespace:name}, so Redis Cluster keeps them in one slot.
+// keys are the two keys of one breaker. They share the hash tag of
+// hashTag(namespace, name), so Redis Cluster keeps them in one slot.
 type keys struct {
 	states  string // hash: process -> report
 	control string // string: "isolate" while the fleet-wide isolation is set
 }
 
 func keysOf(namespace, name string) keys {
-	tag := "pipeline:fleet:{" + namespace + ":" + name + "}:"
+	tag := "pipeline:fleet:" + hashTag(namespace, name) + ":"
 	return keys{states: tag + "states", control: tag + "control"}
+}
+
+// hashTag is the hash tag of name in namespace, {len(namespace):namespace:name}:
+// the namespace's length in bytes first, so that no two pairs of names share
+// a tag, though either may contain ':' (neither may contain a brace). Joined
+// with ':' alone, breaker "b:c" of fleet "svc" and breaker "c" of fleet
+// "svc:b" shared their keys, and one fleet's Isolate reached the other's
+// breaker.
+func hashTag(namespace, name string) string {
+	return "{" + strconv.Itoa(len(namespace)) + ":" + namespace + ":" + name + "}"
 }
 
 // isolateValue is the value of the control key while isolation is set.
