@@ -39,29 +39,61 @@ if ! command -v redis-server >/dev/null 2>&1; then
 	echo "test.sh: WARNING: no redis-server and none could be installed: the fleet/ module is NOT tested" >&2
 	modules=". downstream otel grpc"
 else
-	redis_port=6390
-	while (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; do # taken: try the next
-		redis_port=$((redis_port + 1))
-	done
+	# A port of our own: start a redis-server on the first port that looks
+	# free and keep it once the server answering there says, by its process
+	# id, that it is ours. Another run of this script may take the same port
+	# between our check and our start; then our server fails to bind and
+	# exits, and we try the next port, rather than use (and later stop) the
+	# other run's.
 	redis_dir=$(mktemp -d)
-	redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$redis_dir" \
-		--daemonize yes --pidfile "$redis_dir/redis.pid" --logfile "$redis_dir/redis.log"
+	redis_pid=
 	stop_redis() {
-		if [ -s "$redis_dir/redis.pid" ]; then
-			kill "$(cat "$redis_dir/redis.pid")" 2>/dev/null || true
+		if [ -n "$redis_pid" ]; then
+			kill "$redis_pid" 2>/dev/null || true
+			wait "$redis_pid" 2>/dev/null || true
 		fi
 		rm -rf "$redis_dir"
 	}
 	trap stop_redis EXIT
-	for _ in $(seq 50); do # daemonized: wait until it answers
-		if (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; then
-			break
+	redis_port=6390
+	while [ -z "$redis_pid" ] && [ "$redis_port" -lt 6490 ]; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; then # taken
+			redis_port=$((redis_port + 1))
+			continue
 		fi
-		sleep 0.1
+		redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$redis_dir" \
+			--logfile "$redis_dir/redis-$redis_port.log" &
+		pid=$!
+		for _ in $(seq 50); do # until it answers, or has exited
+			if ! kill -0 "$pid" 2>/dev/null; then
+				break
+			fi
+			# The server that answers must be ours: another run's may hold
+			# the port while ours has not yet failed to bind it.
+			answering=$(redis-cli -p "$redis_port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
+			if [ "$answering" = "$pid" ]; then
+				redis_pid=$pid
+				break
+			fi
+			sleep 0.1
+		done
+		if [ -z "$redis_pid" ]; then # it lost the port to another run
+			kill "$pid" 2>/dev/null || true
+			redis_port=$((redis_port + 1))
+		fi
 	done
+	if [ -z "$redis_pid" ]; then
+		echo "test.sh: could not start a redis-server on any port from 6390 to 6489" >&2
+		exit 1
+	fi
 	export PIPELINE_REDIS_ADDR="127.0.0.1:$redis_port"
 fi
 
+if [ -n "$race" ]; then
+	echo "test.sh: the tests run under the race detector (-race)" >&2
+else
+	echo "test.sh: the tests run WITHOUT the race detector" >&2
+fi
 staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
 for module in $modules; do
 	echo "test.sh: module $module" >&2
