@@ -54,11 +54,8 @@ func (n Next[T]) Run(ctx context.Context) Result[T] {
 		policy := n.p.policies[n.pos.stage]
 		n.pos.stage++
 		r := policy.Execute(ctx, n)
-		if r.Err != nil && r.Verdict == (outcome.Verdict{}) {
-			r.Verdict = n.p.judge(ctx, r)
-		}
-		if r.Verdict.Kind > outcome.Permanent {
-			r = unknownKind(r, n.p.stageName(int(n.pos.stage-1)))
+		if r.Err != nil || r.Verdict.Kind > outcome.Permanent { // one branch on the success path
+			r = n.p.settle(ctx, r, int(n.pos.stage-1))
 		}
 		return r
 	}
@@ -158,6 +155,19 @@ func unknownKind[T any](r Result[T], from string) Result[T] {
 	return r
 }
 
+// settle is what Run does to the result r of stage i when it has an error
+// or a kind that does not exist: an error with the zero verdict is judged
+// (see judge), and a kind that does not exist refused (see unknownKind).
+func (p *Pipeline[T]) settle(ctx context.Context, r Result[T], i int) Result[T] {
+	if r.Err != nil && r.Verdict == (outcome.Verdict{}) {
+		r.Verdict = p.judge(ctx, r)
+	}
+	if r.Verdict.Kind > outcome.Permanent {
+		r = unknownKind(r, p.stageName(i))
+	}
+	return r
+}
+
 // stageName names stage i for an error: "the retry stage", or "a stage of
 // its own" for one that does not describe itself.
 func (p *Pipeline[T]) stageName(i int) string {
@@ -196,7 +206,11 @@ func (n Next[T]) Clock() clockwork.Clock { return n.p.clock }
 func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] {
 	if p.onEvent == nil { // the hot path: no clock reads
 		v, err := fn(ctx)
-		return classified(Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)})
+		r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
+		if r.Verdict.Kind > outcome.Permanent {
+			return classified(r)
+		}
+		return r
 	}
 	start := p.now()
 	v, err := fn(ctx)
