@@ -70,7 +70,7 @@ type Breaker struct {
 	slowProbes         int           // slow successful probes in the current half-open phase (isSlowProbe)
 	openedAt           instant       // when the latest trip opened the breaker
 	closedAt           instant       // when the breaker last closed on its own, after a trip
-	recovered          bool          // it has (and Reset, Isolate or a trip since have not cleared it)
+	recovered          bool          // it has, and neither Reset nor a trip has happened since
 	// The trickle (trickle.go); meaningful while state is Open.
 	trickling   bool    // the break lets probes through: it is a trip's, and Recovery is set
 	lastTrickle instant // when the trickle last let a probe through, or the break began
