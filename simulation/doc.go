@@ -44,6 +44,12 @@
 //
 // which prints their reports and writes SVG charts ([Chart]).
 //
+// A [Grid] runs many clients over a grid of loads and outages and judges each
+// against a baseline; [MetastabilityGrid] is the built-in one, which holds
+// the preset ([Preset]) to never making an outage worse than its retries
+// alone, and the command runs it as the metastability scenario, with a
+// [HeatMap] per client.
+//
 // # Concurrency
 //
 // [Run] may be called from many goroutines at once: runs share nothing. A
