@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/resilience-go/pipeline/policy/throttle"
 	"github.com/resilience-go/pipeline/standard"
@@ -102,12 +103,16 @@ func (r *GridReport) HeatMaps() []HeatMap {
 		h.Text = make([][]string, len(r.Outages))
 		h.Marked = make([][]bool, len(r.Outages))
 		h.Note = fmt.Sprintf("each cell: the availability over %d seeds, and when every seed was stable after the outage's end (k/n: k of them), or stuck", len(r.Seeds))
-		failing := map[string]bool{}
+		type at struct {
+			load   float64
+			outage time.Duration
+		}
+		failing := map[at]bool{}
 		if k > 0 {
 			v := r.Judge(k)
 			h.Note += "\nverdict against " + r.Clients[0] + ", " + v.String() + "; failing cells outlined"
 			for _, f := range v.Failing {
-				failing[f[:strings.Index(f, ":")]] = true
+				failing[at{f.Load, f.Outage}] = true
 			}
 		}
 		for i, cell := range r.Cells {
@@ -115,7 +120,7 @@ func (r *GridReport) HeatMaps() []HeatMap {
 			res := cell.Results[k]
 			h.Values[row] = append(h.Values[row], res.Availability)
 			h.Text[row] = append(h.Text[row], fmt.Sprintf("%.3f %s", res.Availability, res.stability(len(r.Seeds))))
-			h.Marked[row] = append(h.Marked[row], failing[fmt.Sprintf("load %v, outage %s", cell.Load, seconds(cell.Outage))])
+			h.Marked[row] = append(h.Marked[row], failing[at{cell.Load, cell.Outage}])
 		}
 		maps = append(maps, h)
 	}

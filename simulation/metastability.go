@@ -221,8 +221,20 @@ type GridVerdict struct {
 	// rule, Stuck those where the baseline did not end stable in every seed,
 	// and Escaped those of Stuck where the client did.
 	Cells, Passing, Stuck, Escaped int
-	// Failing names the cells that did not pass, and why.
-	Failing []string
+	// Failing lists the cells that did not pass, and why.
+	Failing []GridFailure
+}
+
+// GridFailure is a cell a client did not pass, and why.
+type GridFailure struct {
+	Load   float64
+	Outage time.Duration
+	Why    string
+}
+
+// String says which cell failed, and why.
+func (f GridFailure) String() string {
+	return fmt.Sprintf("load %v, outage %s: %s", f.Load, seconds(f.Outage), f.Why)
 }
 
 // Pass reports whether the client passed the grid: every cell, and the
@@ -263,7 +275,7 @@ func (r *GridReport) Judge(k int) GridVerdict {
 		if why == "" {
 			v.Passing++
 		} else {
-			v.Failing = append(v.Failing, fmt.Sprintf("load %v, outage %s: %s", cell.Load, seconds(cell.Outage), why))
+			v.Failing = append(v.Failing, GridFailure{Load: cell.Load, Outage: cell.Outage, Why: why})
 		}
 		if all, _ := base.Stable(); !all {
 			v.Stuck++
