@@ -126,12 +126,3 @@ func (r *GridReport) HeatMaps() []HeatMap {
 	}
 	return maps
 }
-
-// verdicts is the judged clients' verdicts, for tests and the command.
-func (r *GridReport) verdicts() []GridVerdict {
-	var vs []GridVerdict
-	for k := 1; k < len(r.Clients); k++ {
-		vs = append(vs, r.Judge(k))
-	}
-	return vs
-}

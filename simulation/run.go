@@ -71,7 +71,6 @@ func newSim(c Config) (*sim, error) {
 		clock:       clockwork.NewFakeClockAt(epoch),
 		dep:         dep,
 		rand:        rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
-		period:      time.Duration(float64(time.Second) / c.Rate),
 		rec:         newRecorder(c, faultsOf(c.Dependency)),
 		rampFigures: rampFigures(c.Client.Breaker),
 	}
@@ -98,7 +97,6 @@ type sim struct {
 	q        queue
 	dep      Dependency
 	rand     *rand.Rand // the model's
-	period   time.Duration
 	procs    []process
 	calls    []call
 	free     []int32 // indexes of finished calls, for reuse
@@ -131,7 +129,6 @@ type process struct {
 	loop    loop
 	phase   time.Duration
 	pacer   pacer
-	offered int // calls offered so far
 }
 
 // call is one logical call in progress.
@@ -286,8 +283,6 @@ func (s *sim) stale(e event) bool {
 
 // arrive offers process i's next call and starts its first attempt.
 func (s *sim) arrive(i int32) {
-	p := &s.procs[i]
-	p.offered++
 	s.scheduleArrival(i)
 	s.rec.offer(s.now)
 	id := s.newCall()
