@@ -166,7 +166,7 @@ func (p *Policy[T]) Permit() string {
 		return "extra"
 	}
 	if _, ok := p.budget.Withdraw(); !ok {
-		p.earned.Add(micro) // not sent: not spent
+		p.earn(micro, p.most) // not sent: not spent (at most one attempt's worth, so the bound holds)
 		return "budget"
 	}
 	return ""
