@@ -179,7 +179,7 @@ func (q *Quota) nudge() {
 // which only under-uses the quota, and the process ages out of the
 // processes seen. From the moment Close begins, the quota admits
 // nothing more: Allow reports false, and the calls waiting in [QuotaGuard]
-// are refused. Close does not close QuotaConfig.Redis. It may be called more
+// are refused (those waiting on the local share within a probe). Close does not close QuotaConfig.Redis. It may be called more
 // than once.
 func (q *Quota) Close() {
 	q.once.Do(func() {

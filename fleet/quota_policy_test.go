@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/pipelinetest"
@@ -26,6 +30,41 @@ func TestQuotaConformance(t *testing.T) {
 		c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 1, Lease: 1,
 			Processes: 1, MaxWait: time.Hour})
 		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+	})
+	// Without Redis the calls spend the local share, whose clock is the
+	// callers' (the suite's synctest bubbles), not the clock of the
+	// goroutine that built it (see TestQuotaWithoutRedisIsTimedOnItsCallersClock).
+	t.Run("refusing without Redis", func(t *testing.T) {
+		c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 1e6, Burst: 1e6, Processes: 1})
+		require.True(t, c.q.Degraded())
+		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+	})
+	t.Run("waiting without Redis", func(t *testing.T) {
+		c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 1, Processes: 1, MaxWait: time.Hour})
+		require.True(t, c.q.Degraded())
+		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+	})
+}
+
+// TestQuotaWithoutRedisIsTimedOnItsCallersClock builds a quota whose Redis
+// is down outside a synctest bubble and calls it inside one: the local share
+// admits its burst and then a call a token's interval apart on the bubble's
+// clock. (The share was timed from its building, so every call in the bubble
+// was refused with a hint of about 236,000 hours.)
+func TestQuotaWithoutRedisIsTimedOnItsCallersClock(t *testing.T) {
+	c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 10, Burst: 2, Processes: 1})
+	require.True(t, c.q.Degraded())
+	synctest.Test(t, func(t *testing.T) {
+		for i := range 2 {
+			_, ok := c.q.Allow()
+			assert.True(t, ok, "call %d of the burst", i)
+		}
+		wait, ok := c.q.Allow()
+		require.False(t, ok)
+		assert.Equal(t, 100*time.Millisecond, wait)
+		time.Sleep(wait)
+		_, ok = c.q.Allow()
+		assert.True(t, ok)
 	})
 }
 

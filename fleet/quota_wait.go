@@ -58,8 +58,9 @@ func (q *Quota) waitLimit(ctx context.Context) time.Duration {
 //
 // Tokens come to a healthy quota only with a fetch, so the waiter sleeps
 // until the next fetch ends (wake); a degraded one earns them on the local
-// share, so the waiter also sleeps until the local share's next token. It
-// never polls.
+// share, so the waiter sleeps until the local share's next token, or a
+// probe if that is sooner, and then looks again: it learns of a recovery or
+// of Close within a probe.
 func (q *Quota) await(ctx context.Context, limit time.Duration) (wait time.Duration, ok bool) {
 	q.waiters.Add(1)
 	defer q.waiters.Add(-1)
@@ -78,8 +79,14 @@ func (q *Quota) await(ctx context.Context, limit time.Duration) (wait time.Durat
 		var earned <-chan time.Time
 		var local clockwork.Timer
 		if q.degraded.Load() {
-			local = clock.NewTimer(wait)
-			earned = local.Chan()
+			// The local share earns tokens on the caller's clock: sleep until
+			// its next one, at most a probe, and look again. A degraded
+			// waiter does not wait on ready, which belongs to the quota's
+			// goroutine: in a synctest bubble, waiting on a channel from
+			// outside it would hold the bubble's time still, and the share's
+			// token would never come.
+			local = clock.NewTimer(min(wait, q.s.probe()))
+			earned, ready = local.Chan(), nil
 		}
 		timedOut, done := false, false
 		select {

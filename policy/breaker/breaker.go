@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 )
@@ -28,10 +29,8 @@ import (
 type Breaker struct {
 	cfg   settings
 	clock clockwork.Clock // nil for real time, read without clockwork; see now
-	// epoch is the clock's reading at New. On real time it carries a monotonic
-	// reading, so it is never the zero time: a nil clock with a zero epoch is a
-	// Breaker New did not build (see built).
-	epoch   time.Time
+	// elapsed reads clock as the time since its first reading (see now).
+	elapsed clock.Elapsed
 	name    string
 	onEvent func(context.Context, pipeline.Source, pipeline.Event)
 	source  pipeline.Source // of the breaker's events: Stage "breaker" and its name
@@ -134,10 +133,7 @@ func New(cfg Config) (*Breaker, error) {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
 	}
 	b.rng = rand.New(src)
-	b.epoch = time.Now()
-	if b.clock != nil {
-		b.epoch = b.clock.Now()
-	}
+	b.elapsed.Clock = cfg.Clock
 	if s.windowed() {
 		b.window = newWindow(0, s.tripWindow, s.buckets)
 	}
@@ -154,41 +150,38 @@ func New(cfg Config) (*Breaker, error) {
 	return b, nil
 }
 
-// instant is a reading of the breaker's clock: the time elapsed since the
-// breaker's epoch. Its methods mirror time.Time's.
+// instant is a reading of the breaker's clock: the time elapsed since its
+// first reading. Its methods mirror time.Time's.
 type instant time.Duration
 
 func (i instant) Before(j instant) bool       { return i < j }
 func (i instant) Sub(j instant) time.Duration { return time.Duration(i - j) }
 func (i instant) Add(d time.Duration) instant { return i + instant(d) }
 
-// now reads the breaker's clock. On real time that is time.Since(epoch), which
-// reads only the monotonic clock: half the cost of time.Now on our machines,
-// and the breaker reads the clock twice per attempt. The breaker needs no more,
-// since it only measures durations and compares instants.
+// now reads the breaker's clock as the time since its first reading (on
+// real time, the monotonic clock alone: half the cost of time.Now, and the
+// breaker reads the clock twice per attempt). The breaker needs no more,
+// since it only measures durations and compares instants. The first reading,
+// not New, fixes the epoch, so that a breaker built outside a synctest bubble
+// and called inside one runs on the bubble's time (clock.Elapsed).
 //
 // Every exported method reads the clock before it takes mu, so now is where a
-// Breaker that New did not build is caught, before anything is locked: on the
-// real-time path by the epoch it loads anyway (a clock is set only by New).
+// Breaker that New did not build is caught, before anything is locked.
 func (b *Breaker) now() instant {
-	if b.clock == nil {
-		if b.epoch.IsZero() {
-			panic(notBuilt)
-		}
-		return instant(time.Since(b.epoch))
+	if !b.built() {
+		panic(notBuilt)
 	}
-	return instant(b.clock.Since(b.epoch))
+	return instant(b.elapsed.Read())
 }
 
 // notBuilt is the panic of every use of a Breaker that [New] did not build.
 const notBuilt = "breaker: Breaker used without breaker.New (its zero value is not usable)"
 
-// built reports whether New built b: New sets a clock, or an epoch with a
-// monotonic reading, which is never the zero time.
-func (b *Breaker) built() bool { return b.clock != nil || !b.epoch.IsZero() }
+// built reports whether New built b: New names its events' source.
+func (b *Breaker) built() bool { return b.source.Stage != "" }
 
 // at converts an instant to the time it stands for, for events and snapshots.
-func (b *Breaker) at(i instant) time.Time { return b.epoch.Add(time.Duration(i)) }
+func (b *Breaker) at(i instant) time.Time { return b.elapsed.Epoch().Add(time.Duration(i)) }
 
 // observe clamps a clock reading so that time never runs backwards under mu. Call
 // it with mu held.

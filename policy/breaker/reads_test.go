@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -114,4 +115,27 @@ func TestAClockSetBackLengthensNoHint(t *testing.T) {
 		require.True(t, ok, "refused: %v", err)
 		assert.Equal(t, 10*time.Second, se.RetryAfter, "hook %v", hooked)
 	}
+}
+
+// TestABreakerIsTimedOnItsCallersClock builds a breaker on real time outside
+// a synctest bubble and trips it inside one, whose time starts at
+// 2000-01-01: the breaker counts from its first reading, so the refusal's
+// hint is the break and the breaker probes once the break has passed on the
+// bubble's clock. (Timed from New, it refused with a hint of about 236,000
+// hours, the distance between the two clocks, and stayed open.)
+func TestABreakerIsTimedOnItsCallersClock(t *testing.T) {
+	b, err := breaker.New(breaker.Config{ConsecutiveFailures: 1, BreakDuration: 10 * time.Second, BreakJitter: breaker.JitterNone})
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		tk, err := b.Admit()
+		require.NoError(t, err)
+		b.Done(tk, outcome.Verdict{Kind: outcome.Transient})
+		_, err = b.Admit()
+		se, ok := errors.AsType[*pipeline.StopError](err)
+		require.True(t, ok, "refused: %v", err)
+		assert.Equal(t, 10*time.Second, se.RetryAfter)
+		time.Sleep(10 * time.Second)
+		_, err = b.Admit()
+		assert.NoError(t, err, "the probe after the break")
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/clock"
 )
 
 // Kind is the kind of stage a limiter makes: the Stage of its stop errors and
@@ -41,11 +42,11 @@ type Limiter struct {
 	interval  int64 // nanoseconds a token takes to earn
 	tolerance int64 // (burst-1) × interval: how far ahead of now tat may run
 	maxWait   time.Duration
-	clock     clockwork.Clock // nil for real time
-	epoch     time.Time       // the clock's reading at New; times are nanoseconds since
+	clock     clockwork.Clock // nil for real time; times the waits
+	elapsed   clock.Elapsed   // reads clock; times are nanoseconds since its first reading
 
 	// tat is the theoretical arrival time of the next call, in nanoseconds
-	// since epoch: the one word of the limiter's state.
+	// on elapsed: the one word of the limiter's state.
 	tat atomic.Int64
 	// refused is the latest refusal made, shared by the refusals with the same
 	// hint to the millisecond, so that refusing allocates nothing under load.
@@ -67,11 +68,7 @@ func New(cfg Config) (*Limiter, error) {
 		clock:    cfg.Clock,
 	}
 	l.tolerance = int64(l.burst-1) * l.interval
-	if l.clock == nil {
-		l.epoch = time.Now()
-	} else {
-		l.epoch = l.clock.Now()
-	}
+	l.elapsed.Clock = cfg.Clock
 	return l, nil
 }
 
@@ -93,13 +90,11 @@ func (l *Limiter) Burst() int { return l.burst }
 // token (Config.MaxWait).
 func (l *Limiter) MaxWait() time.Duration { return l.maxWait }
 
-// now is the time elapsed on the limiter's clock since New, in nanoseconds.
-func (l *Limiter) now() int64 {
-	if l.clock == nil {
-		return int64(time.Since(l.epoch))
-	}
-	return int64(l.clock.Since(l.epoch))
-}
+// now is the time elapsed on the limiter's clock since its first reading,
+// in nanoseconds: the first call, not New, fixes the epoch, so that a limiter
+// built in one time domain (outside a synctest bubble, or on a quota's
+// goroutine) is timed on its callers' clock.
+func (l *Limiter) now() int64 { return int64(l.elapsed.Read()) }
 
 // Allow takes a token if one is there and reports true; otherwise it takes
 // nothing and reports false with wait, how long it will be until a token is

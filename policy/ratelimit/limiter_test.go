@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -67,4 +68,48 @@ func TestRateIsRoundedDown(t *testing.T) {
 	}
 	assert.LessOrEqual(t, admitted, 3*30+1)
 	assert.GreaterOrEqual(t, admitted, 3*30-4, "the 10 ms steps delay each token by less than a step")
+}
+
+// TestALimiterIsTimedOnItsCallersClock builds limiters outside a synctest
+// bubble and calls them inside one, whose time starts at 2000-01-01: the
+// limiter counts from its first call, so it admits its burst, refuses the
+// next call with a token's interval as the hint and earns tokens at its rate
+// on the bubble's clock, whether it reads real time or a clockwork real
+// clock. (Timed from New, it refused every call with a hint of about 230,000
+// hours, the distance between the two clocks.)
+func TestALimiterIsTimedOnItsCallersClock(t *testing.T) {
+	for name, c := range map[string]clockwork.Clock{"real time": nil, "a clockwork real clock": clockwork.NewRealClock()} {
+		t.Run(name, func(t *testing.T) {
+			l, err := ratelimit.New(ratelimit.Config{Rate: 10, Burst: 2, Clock: c})
+			require.NoError(t, err)
+			synctest.Test(t, func(t *testing.T) {
+				for i := range 2 {
+					_, ok := l.Allow()
+					assert.True(t, ok, "call %d of the burst", i)
+				}
+				wait, ok := l.Allow()
+				assert.False(t, ok)
+				assert.Equal(t, 100*time.Millisecond, wait)
+				time.Sleep(wait)
+				_, ok = l.Allow()
+				assert.True(t, ok, "the token earned on the bubble's clock")
+			})
+		})
+	}
+}
+
+// TestAClockSetBackHoldsTheBucket sets a fake clock back an hour: the
+// limiter earns nothing until the clock is back where it was, and its hint
+// never exceeds a token's interval however far back the clock went.
+func TestAClockSetBackHoldsTheBucket(t *testing.T) {
+	l, clock := newLimiter(t, ratelimit.Config{Rate: 10, Burst: 1})
+	_, ok := l.Allow()
+	require.True(t, ok)
+	clock.Advance(-time.Hour)
+	wait, ok := l.Allow()
+	assert.False(t, ok)
+	assert.Equal(t, 100*time.Millisecond, wait)
+	clock.Advance(time.Hour + 100*time.Millisecond)
+	_, ok = l.Allow()
+	assert.True(t, ok)
 }

@@ -5,9 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -42,11 +41,9 @@ type Throttle struct {
 	name         string
 	k            float64
 	maxRejection float64
-	clock        clockwork.Clock // nil for real time
-	// epoch is the clock's reading at New: the throttle's times are durations
-	// since. On real time it carries a monotonic reading, so it is never the
-	// zero time, which tells a Throttle New did not build.
-	epoch time.Time
+	// clock reads the throttle's times, as durations since its first
+	// reading (see clock.Elapsed).
+	clock clock.Elapsed
 	// refused is the stop error of every refusal. A refusal carries no
 	// retry-after hint (see Admit), so one error serves them all and
 	// refusing allocates nothing.
@@ -75,37 +72,27 @@ func New(cfg Config) (*Throttle, error) {
 		name:         cfg.Name,
 		k:            cfg.K,
 		maxRejection: cfg.MaxRejection,
-		clock:        cfg.Clock,
 		refused:      &pipeline.StopError{Stage: Kind, Name: cfg.Name, Reason: refusal},
 		w:            *newWindow(cfg.Window, cfg.Buckets),
 		rng:          rand.New(src),
 	}
-	if t.clock == nil {
-		t.epoch = time.Now()
-	} else {
-		t.epoch = t.clock.Now()
-	}
+	t.clock.Clock = cfg.Clock
 	return t, nil
 }
 
 // notBuilt is the panic of every use of a Throttle that [New] did not build.
 const notBuilt = "throttle: Throttle used without throttle.New (its zero value is not usable)"
 
-// built reports whether New built t: New sets a clock, or an epoch with a
-// monotonic reading, which is never the zero time.
-func (t *Throttle) built() bool { return t.clock != nil || !t.epoch.IsZero() }
+// built reports whether New built t: New sets its refusal.
+func (t *Throttle) built() bool { return t.refused != nil }
 
-// now reads the throttle's clock: the time since New. On real time that is
-// time.Since(epoch), which reads only the monotonic clock. It is read before
-// mu is taken, so that a Clock is never called under the lock.
+// now reads the throttle's clock: the time since its first reading. It is
+// read before mu is taken, so that a Clock is never called under the lock.
 func (t *Throttle) now() time.Duration {
-	if t.clock == nil {
-		if t.epoch.IsZero() {
-			panic(notBuilt)
-		}
-		return time.Since(t.epoch)
+	if !t.built() {
+		panic(notBuilt)
 	}
-	return t.clock.Since(t.epoch)
+	return t.clock.Read()
 }
 
 // observe clamps a clock reading taken before mu so that the window's time

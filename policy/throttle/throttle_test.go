@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -325,4 +326,28 @@ func TestRecoveryAfterAnOutage(t *testing.T) {
 		assert.InEpsilon(t, tc.sentDown, sentDown, 0.05, "cap %v: sent while down", tc.maxRejection)
 		assert.InEpsilon(t, tc.recovered.Seconds(), recovered.Seconds(), 0.1, "cap %v: recovered after %v", tc.maxRejection, recovered)
 	}
+}
+
+// TestAThrottleIsTimedOnItsCallersClock builds a throttle on real time
+// outside a synctest bubble and uses it inside one: the counts it gathers
+// there age out of its window on the bubble's clock. (Timed from New, every
+// reading in the bubble was 236,000 hours before the window, and the counts
+// never aged.)
+func TestAThrottleIsTimedOnItsCallersClock(t *testing.T) {
+	th, err := throttle.New(throttle.Config{Window: time.Minute, Buckets: 6, Rand: neverRefuse})
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		for range 10 {
+			tk, err := th.Admit()
+			require.NoError(t, err)
+			th.Record(tk, outcome.Verdict{Kind: outcome.Throttled})
+		}
+		requests, accepts := th.Counts()
+		assert.Equal(t, 10, requests)
+		assert.Zero(t, accepts)
+		assert.Positive(t, th.RejectionProbability())
+		time.Sleep(time.Minute + time.Second)
+		requests, _ = th.Counts()
+		assert.Zero(t, requests, "a window later, the counts have aged out")
+	})
 }
