@@ -38,7 +38,7 @@ func BenchmarkWatched(b *testing.B) {
 		run(b, pipeline.New[int](breaker.Guard[int](brk)))
 	})
 	b.Run("watched", func(b *testing.B) {
-		client := redis.NewClient(&redis.Options{Addr: addr})
+		client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		defer client.Close()
 		f, err := New(Config{Redis: client, Namespace: fmt.Sprintf("bench-%d", os.Getpid()), Refresh: refresh})
 		if err != nil {

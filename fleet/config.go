@@ -47,7 +47,10 @@ const (
 type Config struct {
 	// Redis is the client the fleet publishes and reads through, a
 	// *redis.Client, *redis.ClusterClient or *redis.Ring. Required. The
-	// fleet never closes it.
+	// fleet never closes it. It must return once a call's context is done,
+	// which is what bounds every wait on a slow or stalled Redis: a go-redis
+	// client does only with ContextTimeoutEnabled set in its options, and
+	// one without it is refused.
 	Redis redis.UniversalClient
 	// Namespace separates fleets sharing one Redis, typically the service's
 	// name. Empty means DefaultNamespace. It may not contain '{' or '}',
@@ -114,6 +117,8 @@ func (c Config) settings() (settings, error) {
 		ttl: c.TTL, quorum: c.Quorum, fraction: c.Fraction, clock: c.Clock, onEvent: c.OnEvent}
 	if c.Redis == nil {
 		add("Redis is required, got nil")
+	} else if ignoresDeadlines(c.Redis) {
+		add(deadlinesProblem)
 	}
 	if s.namespace == "" {
 		s.namespace = DefaultNamespace

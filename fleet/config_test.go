@@ -11,7 +11,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	s, err := Config{Redis: rdb}.settings()
 	require.NoError(t, err)
@@ -29,7 +29,7 @@ func TestConfigRefusesImpossibleValues(t *testing.T) {
 	for _, want := range []string{"Config.Redis", "Config.Namespace", "Config.Refresh", "Config.TTL", "Config.Quorum", "Config.Fraction"} {
 		assert.ErrorContains(t, err, want)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	assert.ErrorContains(t, Config{Redis: rdb, Refresh: time.Second, TTL: time.Millisecond}.Validate(), "TTL must be at least Refresh")
 	assert.ErrorContains(t, Config{Redis: rdb, Fraction: 1}.Validate(), "Fraction")

@@ -15,7 +15,7 @@ import (
 // A process shares its breaker for "payments" with the rest of the checkout
 // service. The example needs a Redis, so it is compiled but not run.
 func Example() {
-	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379"})
+	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	f, err := fleet.New(fleet.Config{Redis: rdb, Namespace: "checkout"})
 	if err != nil {
@@ -47,7 +47,7 @@ func Example() {
 // requests a minute. The example needs a Redis, so it is compiled but not
 // run.
 func ExampleQuotaGuard() {
-	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379"})
+	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	q, err := fleet.NewQuota(fleet.QuotaConfig{
 		Redis:     rdb,

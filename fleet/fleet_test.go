@@ -197,7 +197,7 @@ func TestCloseForgets(t *testing.T) {
 }
 
 func TestWatchRefuses(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	f, err := New(Config{Redis: rdb, Refresh: refresh})
 	require.NoError(t, err)
@@ -221,7 +221,7 @@ func TestRedisSlow(t *testing.T) {
 	ns := namespace(t)
 	ps := fleetOf(t, srv.addr(), ns, 2)
 	rounds(t, 2, ps...)
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr()})
+	admin := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
 	defer admin.Close()
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "1000", "ALL").Err())
 	for _, p := range ps {

@@ -95,7 +95,7 @@ type proc struct {
 func start(t *testing.T, addr, ns, id string) *proc {
 	t.Helper()
 	p := &proc{id: id, clock: clockwork.NewFakeClock(), events: &recorder{}}
-	p.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: refresh, ReadTimeout: refresh, WriteTimeout: refresh})
+	p.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 3, BreakJitter: breaker.JitterNone, Clock: p.clock})
 	require.NoError(t, err)
 	p.b = b
@@ -203,7 +203,7 @@ func (s *server) start() {
 	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no")
 	require.NoError(s.t, s.cmd.Start())
-	rdb := redis.NewClient(&redis.Options{Addr: s.addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	require.Eventually(s.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, wait, tick)
 }

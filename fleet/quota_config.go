@@ -55,7 +55,10 @@ const (
 type QuotaConfig struct {
 	// Redis is the client the quota takes its tokens through, a
 	// *redis.Client, *redis.ClusterClient or *redis.Ring. Required. The
-	// quota never closes it.
+	// quota never closes it. It must return once a call's context is done,
+	// which is what bounds every wait on a slow or stalled Redis: a go-redis
+	// client does only with ContextTimeoutEnabled set in its options, and
+	// one without it is refused.
 	Redis redis.UniversalClient
 	// Namespace separates fleets sharing one Redis, typically the service's
 	// name. Empty means DefaultNamespace. It may not contain '{' or '}'.
@@ -145,6 +148,8 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 		maxWait: c.MaxWait, clock: c.Clock, onEvent: c.OnEvent}
 	if c.Redis == nil {
 		add("Redis is required, got nil")
+	} else if ignoresDeadlines(c.Redis) {
+		add(deadlinesProblem)
 	}
 	if s.namespace == "" {
 		s.namespace = DefaultNamespace

@@ -11,7 +11,7 @@ import (
 )
 
 func TestQuotaConfigDefaults(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	s, err := QuotaConfig{Redis: rdb, Name: "partner", Rate: 1000.0 / 60, Processes: 4}.settings()
 	require.NoError(t, err)
@@ -40,7 +40,7 @@ func TestQuotaConfigRefusesImpossibleValues(t *testing.T) {
 		"QuotaConfig.Burst", "QuotaConfig.Lease", "QuotaConfig.Processes", "QuotaConfig.Timeout"} {
 		assert.ErrorContains(t, err, want)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ok := QuotaConfig{Redis: rdb, Name: "partner", Rate: 10, Processes: 2}
 	require.NoError(t, ok.Validate())

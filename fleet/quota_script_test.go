@@ -13,7 +13,7 @@ import (
 // The script's arithmetic, on times passed directly: a bucket of 10 tokens
 // earning one every millisecond.
 func TestTakeScript(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	keys := quotaKeysOf(namespace(t), "partner")
@@ -61,7 +61,7 @@ func TestTakeScript(t *testing.T) {
 // Each fetch registers its process; the count holds those that fetched
 // within the TTL, and giving back takes the process off.
 func TestTakeScriptCountsTheProcessesSeen(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
 	keys := quotaKeysOf(namespace(t), "partner")

@@ -57,8 +57,7 @@ type client struct {
 func newClient(t testing.TB, addr string, cfg QuotaConfig) *client {
 	t.Helper()
 	c := &client{events: &quotaEvents{}}
-	rt := max(50*time.Millisecond, cfg.Timeout/2)
-	c.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: rt, ReadTimeout: rt, WriteTimeout: rt})
+	c.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	cfg.Redis, cfg.Name, cfg.OnEvent = c.rdb, "partner", c.events.hook
 	q, err := NewQuota(cfg)
 	require.NoError(t, err)
@@ -205,7 +204,7 @@ func TestQuotaRedisDown(t *testing.T) {
 	require.Positive(t, n)
 
 	// Slow: Redis stops answering. Fetches time out; no call waits for one.
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr()})
+	admin := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
 	defer admin.Close()
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "500", "ALL").Err())
 	var slowest time.Duration
