@@ -113,7 +113,7 @@ func TestIsolateReachesAll(t *testing.T) {
 
 	// A process that starts while the switch is set starts isolated.
 	require.NoError(t, ps[0].f.Isolate(ctx, dep))
-	late := start(t, addr, ns, "late")
+	late := startWith(t, addr, ns, "late", slowRefresh)
 	assert.Equal(t, breaker.Isolated, late.b.State())
 	require.NoError(t, late.f.Reset(ctx, dep))
 }
@@ -129,7 +129,7 @@ func TestRestartStartsOpen(t *testing.T) {
 	}
 	reports(t, ps[0].rdb, ns, reportOpen, 3)
 	ps[3].close()
-	restarted := start(t, addr, ns, "d-restarted")
+	restarted := startWith(t, addr, ns, "d-restarted", slowRefresh)
 	assert.Equal(t, breaker.Open, restarted.b.State())
 	assert.True(t, restarted.refuses())
 	assert.Equal(t, 1, restarted.events.count("fleet.followed"))

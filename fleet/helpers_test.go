@@ -94,6 +94,16 @@ type proc struct {
 // the end of the test.
 func start(t *testing.T, addr, ns, id string) *proc {
 	t.Helper()
+	return startWith(t, addr, ns, id, refresh)
+}
+
+// slowRefresh is the Refresh of a process whose first read of the view a
+// test checks: Watch gives that read half of it, which a busy machine meets.
+const slowRefresh = time.Second
+
+// startWith starts a process as start does, with the given Refresh.
+func startWith(t *testing.T, addr, ns, id string, refresh time.Duration) *proc {
+	t.Helper()
 	p := &proc{id: id, clock: clockwork.NewFakeClock(), events: &recorder{}}
 	p.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 3, BreakJitter: breaker.JitterNone, Clock: p.clock})

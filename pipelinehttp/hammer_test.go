@@ -144,8 +144,7 @@ func TestHammer(t *testing.T) {
 	t.Logf("%d requests on %d connections; %d responses; %d retries, %d hedges",
 		srv.total(), accepted, base.produced(), retries.Load(), hedges.Load())
 	base.requireClosedOnce(t)
-	client.CloseIdleConnections()
-	srv.waitClosed(t)
+	srv.waitClosed(t, client.CloseIdleConnections)
 	srv.Close()
 	assertNoLeakedGoroutines(t, goroutines)
 }

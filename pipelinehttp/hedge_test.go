@@ -69,8 +69,7 @@ func TestSlowGETIsHedged(t *testing.T) {
 				// is closed when it is canceled: the winner's is left, idle.
 				assert.Equal(t, before+1, accepted)
 				srv.waitFor(t, "the loser's connection to close", func() bool { return len(srv.open) == 1 })
-				h.tr.CloseIdleConnections()
-				srv.waitClosed(t)
+				srv.waitClosed(t, h.tr.CloseIdleConnections)
 			} else {
 				assert.Equal(t, 1, accepted)
 			}

@@ -244,8 +244,31 @@ func (s *faultServer) connections() (accepted, open int) {
 	return s.accepted, len(s.open)
 }
 
-// waitClosed waits until the server has no connection open.
-func (s *faultServer) waitClosed(t testing.TB) {
+// waitClosed has the client close its idle connections until the server has
+// none open. It asks again every few milliseconds, not once: a client's
+// connection is idle only once the transport's own goroutines have dropped
+// the streams it abandoned (an attempt that timed out), which they do after
+// the call returns, and which tells the server nothing. (Asked once, on a busy
+// machine, an HTTP/2 connection still held the stream of the stalled attempt
+// and stayed in the pool, open.)
+func (s *faultServer) waitClosed(t testing.TB, closeIdle func()) {
 	t.Helper()
-	s.waitFor(t, "every connection to close", func() bool { return len(s.open) == 0 })
+	give := time.After(eventually)
+	again := time.NewTicker(5 * time.Millisecond)
+	defer again.Stop()
+	for {
+		closeIdle()
+		s.mu.Lock()
+		ok, changed := len(s.open) == 0, s.changed
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-changed:
+		case <-again.C:
+		case <-give:
+			t.Fatalf("waited %v for every connection to close", eventually)
+		}
+	}
 }
