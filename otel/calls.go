@@ -1,6 +1,7 @@
 package pipelineotel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -20,7 +21,8 @@ import (
 // CallStage is the stage that measures every call that passes through it.
 // Build one with [Calls]; it is immutable and safe for concurrent use.
 type CallStage[T any] struct {
-	t *Telemetry
+	t      *Telemetry
+	family string // labels the calls in place of the pipeline's name, if set (see KeyedHook)
 }
 
 // Calls returns a stage that records the duration of every call that passes
@@ -43,7 +45,7 @@ func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipel
 	if i == outcomeOKIndex && r.Verdict.Kind != outcome.OK {
 		i = outcomeErrorIndex // a value judged a failure, with no stage to say so
 	}
-	c.t.recordCall(ctx, next.Source().Pipeline, since(clock, start), i)
+	c.t.recordCall(ctx, cmp.Or(c.family, next.Source().Pipeline), since(clock, start), i)
 	return r
 }
 

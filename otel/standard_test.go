@@ -25,7 +25,8 @@ func matching(lines []string, prefix string) []string {
 // TestScopes runs two keys of one Scopes, one whose dependency fails until
 // its breaker opens and one that succeeds, and checks that the gauges report
 // each key's breaker in its own state, that calls and transitions carry the
-// key's name, and that Unobserve stops the gauges.
+// family's name (DefaultFamily here), not the key's, and that Unobserve
+// stops the gauges.
 func TestScopes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
@@ -55,11 +56,11 @@ func TestScopes(t *testing.T) {
 			"resilience.budget.tokens{budget.name=up} 30",
 		}, matching(lines, "resilience.budget.tokens"))
 		assert.Equal(t, []string{
-			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=down} count=1 sum=0.1",
-			"resilience.call.duration{outcome=ok,pipeline.name=up} count=1 sum=0.005",
+			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=scopes} count=1 sum=0.1",
+			"resilience.call.duration{outcome=ok,pipeline.name=scopes} count=1 sum=0.005",
 		}, matching(lines, "resilience.call.duration"))
 		assert.Equal(t, []string{
-			"resilience.breaker.transitions{breaker.cause=consecutive_failures,breaker.name=down,breaker.state=open} 1",
+			"resilience.breaker.transitions{breaker.cause=consecutive_failures,breaker.name=scopes,breaker.state=open} 1",
 		}, matching(lines, "resilience.breaker.transitions"))
 
 		s.Unobserve()
@@ -130,13 +131,14 @@ func TestInstrumentAndObserve(t *testing.T) {
 
 // TestScopesMeasureEveryCall checks that a Scopes built by NewScopes
 // measures every key's calls, made through its Execute or through the
-// *standard.Pipeline its Get returns, each under the key's name, on the
-// pipeline's clock, and that a held key's Get still allocates nothing.
+// *standard.Pipeline its Get returns, under the family's name (cfg.Name),
+// on the pipeline's clock, and that a held key's Get still allocates
+// nothing.
 func TestScopesMeasureEveryCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t)
 		cfg := scripted()
-		cfg.Name = ""
+		cfg.Name = "tenants"
 		s, err := pipelineotel.NewScopes(r.tel, standard.ScopesConfig[string, string]{Config: cfg})
 		require.NoError(t, err)
 		ok := func(ctx context.Context) (string, error) { return "ok", wait(ctx, 5*time.Millisecond) }
@@ -159,9 +161,8 @@ func TestScopesMeasureEveryCall(t *testing.T) {
 		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
 
 		assert.Equal(t, []string{
-			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=c} count=1 sum=0.1",
-			"resilience.call.duration{outcome=ok,pipeline.name=a} count=2 sum=0.01",
-			"resilience.call.duration{outcome=ok,pipeline.name=b} count=2 sum=0.01",
+			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=tenants} count=1 sum=0.1",
+			"resilience.call.duration{outcome=ok,pipeline.name=tenants} count=4 sum=0.02",
 		}, matching(r.metrics(t), "resilience.call.duration"))
 		assert.Equal(t, pipeline.StageInfo{Kind: "otel", Name: "calls"}, get("c").Stages()[0], "the Calls stage is outermost")
 		assert.Equal(t, "timeout", get("c").Stages()[1].Kind, "before the preset's own stages")

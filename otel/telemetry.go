@@ -1,6 +1,7 @@
 package pipelineotel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -132,53 +133,93 @@ func (t *Telemetry) Hook() func(context.Context, pipeline.Source, pipeline.Event
 	return t.observe
 }
 
+// KeyedHook returns the event hook for pipelines and breakers made per key
+// (per host, per tenant, per target) of the family named family, as
+// [NewScopes] attaches to every key's pipeline. It records what [Hook] does,
+// but the counters and histograms are labelled with family in place of the
+// key, as the pipeline's name and as the name of every stage named after
+// the pipeline (the preset's, and the key's breaker): with the default
+// cumulative temporality an SDK keeps every series a synchronous instrument
+// ever recorded, so labels from keys that come and go would grow without
+// bound and push the live keys' series into the SDK's overflow. Span events
+// keep the key, since they belong to one call; the observable gauges
+// (ObserveScopes) keep it too, since they report only the keys held at each
+// collection.
+func (t *Telemetry) KeyedHook(family string) func(context.Context, pipeline.Source, pipeline.Event) {
+	return func(ctx context.Context, src pipeline.Source, e pipeline.Event) {
+		t.record(ctx, src, keyed(src, family), e)
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			t.spanEvent(ctx, span, src, e)
+		}
+	}
+}
+
+// keyed is src as a keyed pipeline's metrics label it: the family in place
+// of the key. The key is the pipeline's name, or, on the events of a keyed
+// breaker, which carry no pipeline, the breaker's.
+func keyed(src pipeline.Source, family string) pipeline.Source {
+	key := cmp.Or(src.Pipeline, src.Name)
+	if src.Name == key {
+		src.Name = family
+	}
+	if src.Pipeline != "" {
+		src.Pipeline = family
+	}
+	return src
+}
+
 // observe is the hook.
 func (t *Telemetry) observe(ctx context.Context, src pipeline.Source, e pipeline.Event) {
+	t.record(ctx, src, src, e)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		t.spanEvent(ctx, span, src, e)
+	}
+}
+
+// record records the metrics of e, raised by src, labelled as the source as.
+func (t *Telemetry) record(ctx context.Context, src, as pipeline.Source, e pipeline.Event) {
 	switch e := e.(type) {
 	case pipeline.AttemptFinished:
-		t.attemptDuration.Record(ctx, e.Duration.Seconds(), t.calls.get(src.Pipeline).attempt(e.Verdict.Kind).rec...)
+		t.attemptDuration.Record(ctx, e.Duration.Seconds(), t.calls.get(as.Pipeline).attempt(e.Verdict.Kind).rec...)
 	case pipeline.Stopped:
 		if e.Err == nil || e.Err.Stage != src.Stage || e.Err.Name != src.Name {
 			break // a stop an outer stage passes on was counted where it was made
 		}
-		set := t.sources.get(src).stop(e.Err.Reason)
+		set := t.sources.get(as).stop(e.Err.Reason)
 		t.stops.Add(ctx, 1, set.add...)
 		switch e.Err.Reason {
 		case pipeline.DependencyUnavailable, pipeline.BudgetExhausted, pipeline.RateLimited, pipeline.ConcurrencyLimited:
 			t.refusalRetryAfter.Record(ctx, e.Err.RetryAfter.Seconds(), set.rec...)
 		}
 	case retry.Scheduled:
-		t.retryDelay.Record(ctx, e.Delay.Seconds(), t.sources.get(src).retry(e.Verdict.Kind).rec...)
+		t.retryDelay.Record(ctx, e.Delay.Seconds(), t.sources.get(as).retry(e.Verdict.Kind).rec...)
 	case hedge.Hedged:
-		t.hedgeDelay.Record(ctx, e.Delay.Seconds(), t.sources.get(src).stage().rec...)
+		t.hedgeDelay.Record(ctx, e.Delay.Seconds(), t.sources.get(as).stage().rec...)
 	case hedge.Won:
-		t.hedgeWins.Add(ctx, 1, t.calls.get(src.Pipeline).win().add...)
+		t.hedgeWins.Add(ctx, 1, t.calls.get(as.Pipeline).win().add...)
 	case hedge.Skipped:
-		t.hedgeSkips.Add(ctx, 1, t.sources.get(src).skip(e.Why).add...)
+		t.hedgeSkips.Add(ctx, 1, t.sources.get(as).skip(e.Why).add...)
 	case timeout.TimedOut:
-		t.timeouts.Add(ctx, 1, t.sources.get(src).stage().add...)
+		t.timeouts.Add(ctx, 1, t.sources.get(as).stage().add...)
 	case pipeline.Abandoned:
-		t.abandoned.Add(ctx, 1, t.sources.get(src).stage().add...)
+		t.abandoned.Add(ctx, 1, t.sources.get(as).stage().add...)
 	case breaker.Transition:
-		t.transitions.Add(ctx, 1, metric.WithAttributeSet(transitionSet(src, e)))
+		t.transitions.Add(ctx, 1, metric.WithAttributeSet(transitionSet(as, e)))
 	case breaker.Rejection:
-		t.refusals.Add(ctx, 1, t.sources.get(src).refusal(e.State, e.Shadow).add...)
+		t.refusals.Add(ctx, 1, t.sources.get(as).refusal(e.State, e.Shadow).add...)
 	case ratelimit.Waited:
-		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(src).stage().rec...)
+		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(as).stage().rec...)
 	case bulkhead.Waited:
-		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(src).stage().rec...)
+		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(as).stage().rec...)
 	case adaptive.Waited:
-		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(src).stage().rec...)
+		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(as).stage().rec...)
 	case adaptive.Revision:
-		t.revisions.Add(ctx, 1, t.sources.get(src).revision(e.Why).add...)
+		t.revisions.Add(ctx, 1, t.sources.get(as).revision(e.Why).add...)
 	case fallback.Executed:
-		t.fallbacks.Add(ctx, 1, t.sources.get(src).fallback(fallbackIndex(e), e.FuncErr != nil).add...)
+		t.fallbacks.Add(ctx, 1, t.sources.get(as).fallback(fallbackIndex(e), e.FuncErr != nil).add...)
 	case ceiling.Cut:
-		t.timeouts.Add(ctx, 1, t.sources.get(src).stage().add...)
+		t.timeouts.Add(ctx, 1, t.sources.get(as).stage().add...)
 	case fault.Injected:
-		t.faults.Add(ctx, 1, t.sources.get(src).fault(e.Kind).add...)
-	}
-	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		t.spanEvent(ctx, span, src, e)
+		t.faults.Add(ctx, 1, t.sources.get(as).fault(e.Kind).add...)
 	}
 }
