@@ -8,60 +8,79 @@ import (
 	"github.com/jonboulle/clockwork"
 )
 
-// Elapsed reads a clock as the time since its first reading, never less
-// than zero. The first reading, not the construction, fixes the epoch, so
-// that state built in one time domain and used in another (a limiter built
-// outside a synctest bubble and called inside it, where time.Now starts at
-// 2000-01-01) is timed on the clock of the calls it serves. A reading
-// earlier than the epoch (a fake clock set back, or a bubble whose time
-// starts before the first one's reading) counts as the epoch itself: the
-// state stands still until the clock catches up, and no duration derived
-// from it runs backwards.
+// Elapsed reads a clock as the time since its epoch, never less than zero.
+// The epoch is the clock's reading at Start (at the state's construction),
+// or at the first reading if there was no Start. A first reading that comes
+// before the epoch moves the epoch back to it: the state was built in one
+// time domain and is used in another whose time is behind (built outside a
+// synctest bubble, whose time starts at 2000-01-01, and called inside it),
+// and it is timed on the clock of the calls it serves. A later reading
+// earlier than the epoch (a fake clock set back) counts as the epoch itself:
+// the state stands still until the clock catches up, and no duration
+// derived from it runs backwards.
 //
 // The zero Elapsed reads real time through the monotonic clock alone (half
-// the cost of time.Now). Set Clock before the first reading; Elapsed is safe
-// for concurrent use and must not be copied after its first reading.
+// the cost of time.Now). Set Clock before Start and the first reading;
+// Elapsed is safe for concurrent use and must not be copied after either.
 type Elapsed struct {
 	Clock clockwork.Clock // nil for real time
 	epoch atomic.Pointer[time.Time]
+	read  atomic.Bool // a reading has been taken: the epoch is final
 }
 
-// Read returns the time since the first reading, at least 0.
+// Start fixes the epoch at the clock's reading now.
+func (e *Elapsed) Start() {
+	t := e.now()
+	e.epoch.Store(&t)
+}
+
+// Read returns the time since the epoch, at least 0.
 func (e *Elapsed) Read() time.Duration {
 	p := e.epoch.Load()
 	if p == nil {
-		p = e.start()
+		p = e.rebase(nil)
 	}
-	var d time.Duration
-	if e.Clock == nil {
-		d = time.Since(*p)
-	} else {
-		d = e.Clock.Since(*p)
+	d := e.since(*p)
+	if !e.read.Load() {
+		if d < 0 { // the first reading, from a domain behind the epoch's
+			p = e.rebase(p)
+			d = max(e.since(*p), 0)
+		}
+		e.read.Store(true)
 	}
 	return max(d, 0)
 }
 
-// Epoch returns the time of the first reading, taking it now if there has
-// been none: the time a reading of d stands for is Epoch().Add(d).
+// Epoch returns the epoch, taking it now if there is none yet: the time a
+// reading of d stands for is Epoch().Add(d).
 func (e *Elapsed) Epoch() time.Time {
 	p := e.epoch.Load()
 	if p == nil {
-		p = e.start()
+		p = e.rebase(nil)
 	}
 	return *p
 }
 
-// start fixes the epoch at the clock's reading now, unless another reading
-// fixed it first, and returns it.
-func (e *Elapsed) start() *time.Time {
-	var t time.Time
-	if e.Clock == nil {
-		t = time.Now()
-	} else {
-		t = e.Clock.Now()
-	}
-	if e.epoch.CompareAndSwap(nil, &t) {
+// rebase moves the epoch from old to the clock's reading now, unless
+// another reading moved it first, and returns the epoch.
+func (e *Elapsed) rebase(old *time.Time) *time.Time {
+	t := e.now()
+	if e.epoch.CompareAndSwap(old, &t) {
 		return &t
 	}
 	return e.epoch.Load()
+}
+
+func (e *Elapsed) now() time.Time {
+	if e.Clock == nil {
+		return time.Now()
+	}
+	return e.Clock.Now()
+}
+
+func (e *Elapsed) since(t time.Time) time.Duration {
+	if e.Clock == nil {
+		return time.Since(t)
+	}
+	return e.Clock.Since(t)
 }

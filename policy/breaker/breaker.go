@@ -29,7 +29,7 @@ import (
 type Breaker struct {
 	cfg   settings
 	clock clockwork.Clock // nil for real time, read without clockwork; see now
-	// elapsed reads clock as the time since its first reading (see now).
+	// elapsed reads clock as the time since New (see now).
 	elapsed clock.Elapsed
 	name    string
 	onEvent func(context.Context, pipeline.Source, pipeline.Event)
@@ -134,6 +134,7 @@ func New(cfg Config) (*Breaker, error) {
 	}
 	b.rng = rand.New(src)
 	b.elapsed.Clock = cfg.Clock
+	b.elapsed.Start()
 	if s.windowed() {
 		b.window = newWindow(0, s.tripWindow, s.buckets)
 	}
@@ -151,19 +152,19 @@ func New(cfg Config) (*Breaker, error) {
 }
 
 // instant is a reading of the breaker's clock: the time elapsed since its
-// first reading. Its methods mirror time.Time's.
+// epoch (see now). Its methods mirror time.Time's.
 type instant time.Duration
 
 func (i instant) Before(j instant) bool       { return i < j }
 func (i instant) Sub(j instant) time.Duration { return time.Duration(i - j) }
 func (i instant) Add(d time.Duration) instant { return i + instant(d) }
 
-// now reads the breaker's clock as the time since its first reading (on
-// real time, the monotonic clock alone: half the cost of time.Now, and the
-// breaker reads the clock twice per attempt). The breaker needs no more,
-// since it only measures durations and compares instants. The first reading,
-// not New, fixes the epoch, so that a breaker built outside a synctest bubble
-// and called inside one runs on the bubble's time (clock.Elapsed).
+// now reads the breaker's clock as the time since New (on real time, the
+// monotonic clock alone: half the cost of time.Now, and the breaker reads
+// the clock twice per attempt). The breaker needs no more, since it only
+// measures durations and compares instants. A first reading before New's
+// moves the epoch back to it, so that a breaker built outside a synctest
+// bubble and called inside one runs on the bubble's time (clock.Elapsed).
 //
 // Every exported method reads the clock before it takes mu, so now is where a
 // Breaker that New did not build is caught, before anything is locked.

@@ -45,9 +45,10 @@ type Config struct {
 	// later is refused at once.
 	MaxWait time.Duration
 	// Clock is the clock the limiter's tokens accrue on and its waits are
-	// timed by. Nil means real time. Tokens are timed from the limiter's
-	// first call, so a limiter built on one goroutine's clock (outside a
-	// synctest bubble) runs on its callers' (inside it).
+	// timed by. Nil means real time. A limiter whose first call reads a
+	// time before New's is timed from that call, so a limiter built on one
+	// goroutine's clock (outside a synctest bubble) runs on its callers'
+	// (inside it).
 	Clock clockwork.Clock
 }
 

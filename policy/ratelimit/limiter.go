@@ -43,7 +43,7 @@ type Limiter struct {
 	tolerance int64 // (burst-1) × interval: how far ahead of now tat may run
 	maxWait   time.Duration
 	clock     clockwork.Clock // nil for real time; times the waits
-	elapsed   clock.Elapsed   // reads clock; times are nanoseconds since its first reading
+	elapsed   clock.Elapsed   // reads clock; times are nanoseconds since its epoch
 
 	// tat is the theoretical arrival time of the next call, in nanoseconds
 	// on elapsed: the one word of the limiter's state.
@@ -69,6 +69,7 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	l.tolerance = int64(l.burst-1) * l.interval
 	l.elapsed.Clock = cfg.Clock
+	l.elapsed.Start()
 	return l, nil
 }
 
@@ -90,10 +91,11 @@ func (l *Limiter) Burst() int { return l.burst }
 // token (Config.MaxWait).
 func (l *Limiter) MaxWait() time.Duration { return l.maxWait }
 
-// now is the time elapsed on the limiter's clock since its first reading,
-// in nanoseconds: the first call, not New, fixes the epoch, so that a limiter
-// built in one time domain (outside a synctest bubble, or on a quota's
-// goroutine) is timed on its callers' clock.
+// now is the time elapsed on the limiter's clock since New, in nanoseconds,
+// or since its first call if that came before New's reading: a limiter
+// built in one time domain (outside a synctest bubble) and called in another
+// whose time is behind (inside it) is timed on its callers' clock
+// (clock.Elapsed).
 func (l *Limiter) now() int64 { return int64(l.elapsed.Read()) }
 
 // Allow takes a token if one is there and reports true; otherwise it takes

@@ -41,8 +41,8 @@ type Throttle struct {
 	name         string
 	k            float64
 	maxRejection float64
-	// clock reads the throttle's times, as durations since its first
-	// reading (see clock.Elapsed).
+	// clock reads the throttle's times, as durations since New (see
+	// clock.Elapsed).
 	clock clock.Elapsed
 	// refused is the stop error of every refusal. A refusal carries no
 	// retry-after hint (see Admit), so one error serves them all and
@@ -77,6 +77,7 @@ func New(cfg Config) (*Throttle, error) {
 		rng:          rand.New(src),
 	}
 	t.clock.Clock = cfg.Clock
+	t.clock.Start()
 	return t, nil
 }
 
@@ -86,7 +87,7 @@ const notBuilt = "throttle: Throttle used without throttle.New (its zero value i
 // built reports whether New built t: New sets its refusal.
 func (t *Throttle) built() bool { return t.refused != nil }
 
-// now reads the throttle's clock: the time since its first reading. It is
+// now reads the throttle's clock: the time since New. It is
 // read before mu is taken, so that a Clock is never called under the lock.
 func (t *Throttle) now() time.Duration {
 	if !t.built() {
