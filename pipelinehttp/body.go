@@ -3,7 +3,10 @@ package pipelinehttp
 import (
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
+
+	"github.com/resilience-go/pipeline/internal/clock"
 )
 
 // DrainLimit is how much of a discarded response's body (a retried 503, a
@@ -35,7 +38,7 @@ func release(resp *http.Response) {
 // derived for the attempt (their contexts) this way, up to three per
 // response; they share one wrapper.
 func whenReleased(resp *http.Response, done func()) *http.Response {
-	if b, ok := resp.Body.(*body); ok && b.n < len(b.done) && !b.closed.Load() {
+	if b, ok := resp.Body.(*body); ok && b.n < len(b.done) && !b.ended.Load() {
 		b.done[b.n] = done
 		b.n++
 		return resp
@@ -58,18 +61,54 @@ func whenReleased(resp *http.Response, done func()) *http.Response {
 // other; Close may then run on any goroutine, more than once.
 type body struct {
 	io.ReadCloser
-	done   [3]func() // what the stages hold: the whole call's timeout, the hedge, the attempt's timeout
-	n      int       // done[:n] are set
-	closed atomic.Bool
+	done  [3]func()   // what the stages hold: the whole call's timeout, the hedge, the attempt's timeout
+	n     int         // done[:n] are set
+	ended atomic.Bool // done has run
+
+	// The stall watch, set by watch before the body is returned, if the
+	// request has a stall timeout; nil otherwise.
+	stall   *StallError    // the error of a stalled read
+	elapsed *clock.Elapsed // the transport's clock
+	last    atomic.Int64   // the reading of elapsed at the latest progress
+	stalled atomic.Bool
+	mu      sync.Mutex // guards timer and watched
+	timer   timer
+	watched bool // the watch runs: not stalled, closed or read to its end
+}
+
+// Read reads from the body, noting progress for the stall watch; once the
+// body has stalled every read fails with its *StallError.
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.stall != nil {
+		if b.stalled.Load() {
+			return n, b.stall
+		}
+		if n > 0 {
+			b.last.Store(int64(b.elapsed.Read()))
+		}
+		if err != nil { // the end, or a failure: nothing more to watch
+			b.stopWatch()
+		}
+	}
+	return n, err
 }
 
 // Close closes the body and then runs, once, everything the stages held.
 func (b *body) Close() error {
+	if b.stall != nil {
+		b.stopWatch()
+	}
 	err := b.ReadCloser.Close()
-	if b.closed.CompareAndSwap(false, true) {
+	b.end()
+	return err
+}
+
+// end runs, once, everything the stages held.
+func (b *body) end() {
+	if b.ended.CompareAndSwap(false, true) {
 		for _, f := range b.done[:b.n] {
 			f()
 		}
 	}
-	return err
 }

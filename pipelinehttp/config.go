@@ -68,6 +68,12 @@ type Config struct {
 	// at the next insertion of a new host. Zero means DefaultIdleAfter
 	// (10 min); negative is refused.
 	IdleAfter time.Duration
+	// BodyStallTimeout fails a read of a returned response body that waits
+	// this long for a byte, with a *StallError; a body that keeps sending is
+	// never cut by it, however long it takes. Zero means each host's
+	// attempt timeout (Standard.AttemptTimeout, per host through PerHost);
+	// negative means none. A request's StallTimeout mark overrides it.
+	BodyStallTimeout time.Duration
 	// Clock is the clock of every host's pipeline and state, of the registry
 	// of hosts, and the one a Retry-After date is read against. Nil means real
 	// time.

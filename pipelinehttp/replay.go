@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
@@ -18,6 +19,7 @@ type markKey struct{}
 type marks struct {
 	mode  mode
 	route string
+	stall time.Duration // the request's own stall timeout (StallTimeout); 0: none given, negative: off
 }
 
 // marksOf returns the marks ctx carries; the zero marks if none.

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/timeout"
@@ -63,9 +65,12 @@ import (
 // on a failing status (the last 503 once the attempts are spent, a 404 at
 // once), that response is returned as a plain http.Client would return it,
 // with a nil error, its body intact: judge it by its status. The body of the
-// response returned reads to its end whatever stages ran: only a deadline
-// cuts it off (the attempt's timeout or the whole call's), as
-// http.Client.Timeout would. Closing it ends the call. Every response the pipeline discards (a retried 503, a hedge's
+// response returned reads to its end whatever stages ran. The attempt
+// timeout bounds the time to its headers only; the whole call's timeout
+// bounds its reading too, as http.Client.Timeout does, unless the request
+// is marked [Streaming]; a read that waits Config.BodyStallTimeout for a
+// byte fails with a [*StallError]; and the caller's context ends it at any
+// time. Closing it ends the call. Every response the pipeline discards (a retried 503, a hedge's
 // loser) is read up to [DrainLimit] and closed, so that its connection is
 // reused.
 //
@@ -81,6 +86,7 @@ type Transport struct {
 	cfg          Config // for building each host's state
 	userClassify outcome.Classifier[*http.Response]
 	clock        clockwork.Clock // nil for real time
+	elapsed      clock.Elapsed   // clock, read by the bodies' stall watches
 	hosts        *registry.Registry[Host, *scope]
 }
 
@@ -97,6 +103,8 @@ type scope struct {
 	// single carries requests whose body cannot be rewound: timeout ->
 	// resend -> breaker -> attempt timeout.
 	single *pipeline.Pipeline[*http.Response]
+	// stall is the host's stall timeout for returned bodies; 0 for none.
+	stall time.Duration
 }
 
 // NewTransport returns a transport with every default over base (nil means
@@ -121,6 +129,8 @@ func New(cfg Config) (*Transport, error) {
 		cfg.Base = http.DefaultTransport
 	}
 	t := &Transport{base: cfg.Base, cfg: cfg, userClassify: cfg.Classify, clock: cfg.Clock}
+	t.elapsed.Clock = cfg.Clock
+	t.elapsed.Start()
 	hosts, err := registry.New(registry.Config[Host, *scope]{
 		New:       t.build,
 		MaxKeys:   cfg.MaxHosts,
@@ -159,7 +169,7 @@ func (t *Transport) build(h Host) (*scope, error) {
 	// one's stages, less the hedge, on its breaker and budget.
 	total, attempt := cfg.Timeouts()
 	whole := timeout.Config{Name: cfg.Name, Timeout: total}
-	each := timeout.Config{Name: cfg.Name, Timeout: attempt}
+	each := timeout.Config{Name: cfg.Name, Timeout: attempt, UntilReturn: true}
 	rc := cfg.Retry
 	rc.Name = cmp.Or(rc.Name, cfg.Name)
 	rc.Budget = std.Budget
@@ -171,7 +181,11 @@ func (t *Transport) build(h Host) (*scope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipelinehttp: the pipeline of %s: %w", h, err)
 	}
-	return &scope{std: std, once: once.With(opts), single: single.With(opts)}, nil
+	stall := t.cfg.BodyStallTimeout
+	if stall == 0 {
+		stall = attempt
+	}
+	return &scope{std: std, once: once.With(opts), single: single.With(opts), stall: max(stall, 0)}, nil
 }
 
 // RoundTrip sends req through the pipeline of its host and returns the
@@ -205,6 +219,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.recycle()
 	if resp != nil && !errors.Is(err, outcome.ErrUnknownKind) {
+		if d := stallOf(m, s.stall); d > 0 {
+			t.watchBody(resp, h, d)
+		}
 		return resp, nil // the last response, even a failing one: as http.Client returns it
 	}
 	if resp != nil { // Config.Classify gave it a kind that is none: no answer to trust

@@ -40,11 +40,16 @@ type Config struct {
 	// Name in Retry, Breaker, Hedge, Budget or Estimator wins over it. Empty
 	// means unnamed.
 	Name string
-	// Timeout bounds the whole call. Zero means [DefaultTimeout].
+	// Timeout bounds the whole call, and the reading of a value the
+	// pipeline holds until it is released (a response body) with it, as
+	// http.Client.Timeout does; a call marked with timeout.UntilReturn is
+	// bounded until it returns only. Zero means [DefaultTimeout].
 	Timeout time.Duration
-	// AttemptTimeout bounds each attempt. Zero means [DefaultAttemptTimeout],
-	// or half of Timeout if that is shorter; it must be shorter than Timeout,
-	// or a timed-out attempt would leave no time to retry.
+	// AttemptTimeout bounds each attempt until it returns: a value returned
+	// in time is not cut by it while it is read. Zero means
+	// [DefaultAttemptTimeout], or half of Timeout if that is shorter; it must
+	// be shorter than Timeout, or a timed-out attempt would leave no time to
+	// retry.
 	AttemptTimeout time.Duration
 	// Retry configures the retry stage; its Budget must be nil (the pipeline's
 	// budget is Budget's).
@@ -222,7 +227,10 @@ func assemble[T any](cfg Config, outer []pipeline.Policy[T], beside *Pipeline[T]
 	if err != nil {
 		return nil, err
 	}
-	each, err := timeout.New[T](timeout.Config{Name: cfg.Name, Timeout: attempt})
+	// The attempt timeout decides when to try again; once an attempt has
+	// returned its value there is nothing to try again, so the value (a
+	// response body still being read) is bounded by the whole call's alone.
+	each, err := timeout.New[T](timeout.Config{Name: cfg.Name, Timeout: attempt, UntilReturn: true})
 	if err != nil {
 		return nil, err
 	}

@@ -156,6 +156,12 @@ func (c *Ctx) take(s *Schedule, now, d time.Time, cause error) bool {
 	return true
 }
 
+// Disarm takes c off s, the schedule that was to expire it, so that its own
+// deadline no longer ends it; its parent's still does. Deadline keeps
+// reporting the deadline, which no longer applies. It does nothing if c
+// has expired already or was not on s.
+func (c *Ctx) Disarm(s *Schedule) { s.Remove(&c.at) }
+
 // Due expires c, when its schedule says its deadline has come.
 func (c *Ctx) Due() { c.Expire(c.expiry) }
 

@@ -33,6 +33,14 @@ type Config struct {
 	// context before abandoning it. Zero means [DefaultGrace] (50 ms); it must
 	// not be negative, and may be set only with Guard.
 	Grace time.Duration
+	// UntilReturn ends the deadline when the work returns a value in time:
+	// the value is then held, without a deadline, until it is released (see
+	// pipeline.Next.Hold), so that a response body read after the call
+	// returned is not cut by the time it takes to read. Off by default: the
+	// deadline bounds the work and the reading of what it returned, as
+	// http.Client.Timeout bounds a body. A call may ask for it on every
+	// timeout stage it passes with [UntilReturn].
+	UntilReturn bool
 }
 
 // Stage says what stage c builds, so that a Config can stand for its stage

@@ -12,11 +12,12 @@ import (
 
 // Policy is a timeout stage. It is immutable and safe for concurrent use.
 type Policy[T any] struct {
-	name    string
-	timeout time.Duration
-	grace   time.Duration // 0 unless Config.Guard: the work is trusted
-	cause   *Error
-	expiry  *callctx.Schedule // expires the calls' contexts, with one timer for all
+	name        string
+	timeout     time.Duration
+	grace       time.Duration // 0 unless Config.Guard: the work is trusted
+	cause       *Error
+	expiry      *callctx.Schedule // expires the calls' contexts, with one timer for all
+	untilReturn bool
 }
 
 // New returns a timeout stage, or an error naming the first impossible value in
@@ -25,7 +26,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy[T]{name: cfg.Name, timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}}
+	p := &Policy[T]{name: cfg.Name, timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}, untilReturn: cfg.UntilReturn}
 	p.expiry = callctx.NewSchedule(nil)
 	if cfg.Guard {
 		p.grace = cmp.Or(cfg.Grace, DefaultGrace)
@@ -42,14 +43,18 @@ func (p *Policy[T]) Stage() pipeline.StageInfo {
 // stage's timeout and, if the stage guards, guards the caller's work with the
 // stage's grace (see [pipeline.Next.AbandonAfter]). The context lives
 // on with the value Execute returns until that value is released (see
-// [pipeline.Next.Hold]), and ends at the timeout in any case.
+// [pipeline.Next.Hold]), and ends at the timeout in any case, unless the
+// stage or the call asks for UntilReturn: then a value returned in time
+// keeps its context without a deadline.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	if ctx.Err() != nil {
 		return p.stop(ctx, next, pipeline.Result[T]{})
 	}
 	inner := p.derive(ctx)
 	if inner == ctx { // a hedge's copy, lent to us: the hedge ends it
-		return p.judge(inner.Parent(), inner, next, next.AbandonAfter(p.grace).Run(inner))
+		r := p.judge(inner.Parent(), inner, next, next.AbandonAfter(p.grace).Run(inner))
+		p.returned(ctx, inner, next, r)
+		return r
 	}
 	held := false
 	defer func() {
@@ -64,7 +69,35 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		inner.Cancel()
 		return r
 	}
+	p.returned(ctx, inner, next, r)
 	return next.Hold(r, inner.Cancel)
+}
+
+// returned ends the deadline of inner, whose work returned r, if the stage
+// or the call asked for UntilReturn and the pipeline holds r's value: the
+// value's context then lives on without it until the value is released.
+func (p *Policy[T]) returned(ctx context.Context, inner *callctx.Ctx, next pipeline.Next[T], r pipeline.Result[T]) {
+	if next.Holds() && r.Err == nil && (p.untilReturn || untilReturn(ctx)) {
+		inner.Disarm(p.expiry)
+	}
+}
+
+// untilReturnKey marks a call's context (see UntilReturn).
+type untilReturnKey struct{}
+
+// UntilReturn returns a copy of ctx under which every timeout stage a call
+// passes ends its deadline when the work returns a value in time, as
+// Config.UntilReturn does for one stage: for a call whose value is read
+// long after it returned (a download of unknown length, a stream), which
+// the caller bounds by other means (its own context, a stall timeout).
+func UntilReturn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, untilReturnKey{}, true)
+}
+
+// untilReturn reports whether ctx was marked by UntilReturn.
+func untilReturn(ctx context.Context) bool {
+	v, _ := ctx.Value(untilReturnKey{}).(bool)
+	return v
 }
 
 // derive returns the context the stage passes inward, which expires after the
