@@ -38,6 +38,11 @@ const (
 	// the call: as many calls as it allows were already in flight (and its
 	// queue, if any, was full or the wait too long).
 	ConcurrencyLimited
+	// TooLittleTime: the call had less time left than the dependency
+	// usually takes to answer, so the attempt was not sent: nobody works on
+	// a request its caller will have given up on (see pipelinehttp's
+	// PropagateDeadline).
+	TooLittleTime
 )
 
 // Sentinels matched, with errors.Is, by a [StopError] of the corresponding reason.
@@ -51,6 +56,7 @@ var (
 	ErrHintBeyondDeadline    = errors.New("pipeline: retry-after hint outlasts the deadline")
 	ErrRateLimited           = errors.New("pipeline: rate limited")
 	ErrConcurrencyLimited    = errors.New("pipeline: concurrency limit reached")
+	ErrTooLittleTime         = errors.New("pipeline: too little time left")
 )
 
 // String returns the reason in words.
@@ -74,6 +80,8 @@ func (r Reason) String() string {
 		return "rate limited"
 	case ConcurrencyLimited:
 		return "concurrency limit reached"
+	case TooLittleTime:
+		return "too little time left"
 	}
 	return fmt.Sprintf("pipeline.Reason(%d)", uint8(r))
 }
@@ -99,6 +107,8 @@ func (r Reason) sentinel() error {
 		return ErrRateLimited
 	case ConcurrencyLimited:
 		return ErrConcurrencyLimited
+	case TooLittleTime:
+		return ErrTooLittleTime
 	}
 	return nil
 }

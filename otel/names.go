@@ -123,7 +123,7 @@ const (
 	AttrOutcome = attribute.Key("resilience.outcome")
 	// AttrStopReason is a stop's reason: dependency_unavailable,
 	// budget_exhausted, attempts_exhausted, deadline, canceled, permanent,
-	// hint_beyond_deadline, rate_limited or concurrency_limited.
+	// hint_beyond_deadline, rate_limited, concurrency_limited or too_little_time.
 	AttrStopReason = attribute.Key("resilience.stop.reason")
 	// AttrBreaker is a breaker's name.
 	AttrBreaker = attribute.Key("resilience.breaker.name")
@@ -237,6 +237,7 @@ var reasons = [...]string{
 	pipeline.HintBeyondDeadline:    "hint_beyond_deadline",
 	pipeline.RateLimited:           "rate_limited",
 	pipeline.ConcurrencyLimited:    "concurrency_limited",
+	pipeline.TooLittleTime:         "too_little_time",
 }
 
 // maxReasons is how many reasons have attribute sets of their own: the

@@ -68,6 +68,15 @@ type Config struct {
 	// at the next insertion of a new host. Zero means DefaultIdleAfter
 	// (10 min); negative is refused.
 	IdleAfter time.Duration
+	// PropagateDeadline, if not nil, says which hosts are told how long the
+	// caller will wait: each attempt to a host it returns true for carries
+	// the time the attempt has left in TimeoutHeader (for [ServerDeadline]
+	// or a service mesh on the other side), and an attempt with less time
+	// left than the median of the host's recent attempts is not sent (a
+	// refusal with reason pipeline.TooLittleTime). Nil sends it to no host:
+	// how long a caller waits is for hosts of your own to know, not for a
+	// third party's, and an API may refuse headers it does not know.
+	PropagateDeadline func(Host) bool
 	// BodyStallTimeout fails a read of a returned response body that waits
 	// this long for a byte, with a *StallError; a body that keeps sending is
 	// never cut by it, however long it takes. Zero means each host's

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/timeout"
@@ -213,6 +214,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c := calls.Get().(*call)
 	c.base, c.req = t.base, req
+	if t.cfg.PropagateDeadline != nil && t.cfg.PropagateDeadline(h) {
+		c.est, c.host = s.std.Estimator, h.String()
+	}
 	resp, err := p.Execute(req.Context(), c.send)
 	if !c.taken.Load() {
 		closeBody(req) // no attempt sent it: the contract says RoundTrip closes it
@@ -247,6 +251,10 @@ type call struct {
 	req   *http.Request
 	taken atomic.Bool // req.Body has been given to an attempt, which closes it
 	send  pipeline.Func[*http.Response]
+	// est measures the host's attempts, if the request's deadline goes to
+	// the host (Config.PropagateDeadline); nil otherwise.
+	est  *latency.Estimator
+	host string
 }
 
 // calls is the pool of calls.
@@ -258,7 +266,7 @@ var calls = sync.Pool{New: func() any {
 
 // recycle puts c back in the pool.
 func (c *call) recycle() {
-	c.base, c.req = nil, nil
+	c.base, c.req, c.est, c.host = nil, nil, nil, ""
 	c.taken.Store(false)
 	calls.Put(c)
 }
@@ -284,6 +292,14 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 			return nil, outcome.MarkPermanent(fmt.Errorf("pipelinehttp: rewinding the request body: %w", err))
 		}
 		r.Body = fresh
+	}
+	if c.est != nil {
+		if err := deadlineHeader(ctx, r, c.est, c.host); err != nil {
+			if r.Body != nil {
+				_ = r.Body.Close() // not sent: the RoundTripper contract says we close it
+			}
+			return nil, err
+		}
 	}
 	resp, err := c.base.RoundTrip(r)
 	if err != nil {
