@@ -62,6 +62,6 @@ func Example_card() {
 	fmt.Println(errors.Is(err, pipeline.ErrDependencyUnavailable), brk.State())
 	// Output:
 	// the dependency was called 2 times
-	// pipeline: breaker: dependency unavailable (retry after 15s) after 2 attempts: connection reset by peer
+	// pipeline: breaker: dependency unavailable (retry after 15s) after 2 attempts; last attempt: connection reset by peer
 	// true open
 }

@@ -55,7 +55,7 @@ func TestOneHookTellsPipelinesApart(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "retry", stop.Stage)
 	assert.Equal(t, "payments", stop.Name)
-	assert.Equal(t, `pipeline: retry "payments": attempts exhausted after 2 attempts: down`, err.Error())
+	assert.Equal(t, `pipeline: payments: retry: attempts exhausted after 2 attempts; last attempt: down`, err.Error())
 
 	bb.Isolate() // a transition: the breaker's own event
 	_, err = pb.Execute(context.Background(), fail)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,37 +145,61 @@ type StopError struct {
 	Cause error
 }
 
-// Error describes the stop: stage and its name, reason, hint, attempts and last
-// error.
+// Error describes the stop on one line: the dependency (the stage's name),
+// the stage, the reason, the hint, the attempts, the cause of a deadline or
+// cancellation when it says more than the reason, and what the last attempt
+// ended with:
+//
+//	pipeline: payments: retry: attempts exhausted after 3 attempts; last attempt: timeout: deadline exceeded (timeout after 2s)
+//
+// A stop of an inner stage that ended the last attempt is told in short (its
+// name only if it differs), and the "pipeline: " of a message within it is
+// left out.
 func (e *StopError) Error() string {
 	var b strings.Builder
 	b.WriteString("pipeline: ")
+	e.describe(&b, "")
+	return b.String()
+}
+
+// describe writes e to b, naming its dependency unless it is outer's.
+func (e *StopError) describe(b *strings.Builder, outer string) {
+	if e.Name != "" && e.Name != outer {
+		b.WriteString(e.Name)
+		b.WriteString(": ")
+	}
 	if e.Stage != "" {
 		b.WriteString(e.Stage)
-		if e.Name != "" {
-			fmt.Fprintf(&b, " %q", e.Name)
-		}
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Reason.String())
 	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, " (retry after %v)", e.RetryAfter)
+		fmt.Fprintf(b, " (retry after %v)", e.RetryAfter)
 	}
 	if e.Attempts > 0 {
-		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
+		fmt.Fprintf(b, " after %d attempt", e.Attempts)
 		if e.Attempts > 1 {
 			b.WriteByte('s')
 		}
 	}
-	if e.Cause != nil && !errors.Is(e.Err, e.Cause) {
-		b.WriteString(": ")
-		b.WriteString(e.Cause.Error())
+	if e.Cause != nil && !errors.Is(e.Err, e.Cause) && e.Cause != e.Reason.sentinel() {
+		b.WriteString(" (")
+		b.WriteString(strings.TrimPrefix(e.Cause.Error(), "pipeline: "))
+		b.WriteByte(')')
 	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+	if e.Err == nil {
+		return
 	}
-	return b.String()
+	if e.Attempts > 0 {
+		b.WriteString("; last attempt: ")
+	} else {
+		b.WriteString(": ")
+	}
+	if inner, ok := e.Err.(*StopError); ok {
+		inner.describe(b, cmp.Or(e.Name, outer))
+		return
+	}
+	b.WriteString(strings.TrimPrefix(e.Err.Error(), "pipeline: "))
 }
 
 // verdict is the verdict of a stage's own stop e, as [Next.Refuse] gives it:

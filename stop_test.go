@@ -39,7 +39,7 @@ func TestStopErrorReachesLastErrorAndCause(t *testing.T) {
 	assert.ErrorIs(t, err, last)
 	assert.ErrorIs(t, err, cause)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.EqualError(t, err, "pipeline: retry: canceled after 2 attempts: shutting down: 503 from upstream")
+	assert.EqualError(t, err, "pipeline: retry: canceled after 2 attempts (shutting down); last attempt: 503 from upstream")
 
 	stop, ok := errors.AsType[*pipeline.StopError](err)
 	assert.True(t, ok)

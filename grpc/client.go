@@ -99,6 +99,9 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Standard.Retry.RefusalPause == 0 {
+		cfg.Standard.Retry.RefusalPause = -1 // a refused RPC returns at once: see Config.Standard
+	}
 	c := &Client{cfg: cfg, kinds: kindsOf(cfg.Codes), userClassify: cfg.Classify}
 	if len(cfg.Methods) > 0 {
 		c.methods = make(map[string]Method, len(cfg.Methods))

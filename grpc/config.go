@@ -39,7 +39,11 @@ type Config struct {
 	// with a breaker, budget and estimator of its own. Its Name must be empty
 	// (each scope's pipeline is named after its key, Key.String) and so must
 	// its Clock (set Clock below). Its Hedge.Repeatable is set by the client:
-	// only idempotent calls reach the stage that hedges.
+	// only idempotent calls reach the stage that hedges. Its
+	// Retry.RefusalPause zero means none here, not the preset's 100 ms: an
+	// RPC an open breaker refuses returns at once, so that a handler can
+	// answer without waiting; set it for callers that loop on refusals
+	// without reading their hint.
 	Standard standard.Config
 	// For, if not nil, returns a scope's own configuration, given the one
 	// every scope shares (Standard, named after the key): return it with the

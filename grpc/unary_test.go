@@ -22,6 +22,7 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
+	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -356,5 +357,41 @@ func TestLocalErrorsAreNotRetried(t *testing.T) {
 			assert.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 			assert.Equal(t, 1, attempts)
 		})
+	}
+}
+
+// TestARefusedRPCReturnsAtOnce isolates a target's breaker and then makes an
+// RPC it refuses: with the client's default RefusalPause (none) the refusal
+// returns without the client's clock moving; with the preset's 100 ms it
+// returns only once that clock has moved by the pause.
+func TestARefusedRPCReturnsAtOnce(t *testing.T) {
+	for _, pause := range []time.Duration{0, retry.DefaultRefusalPause} {
+		down := serve(t, &service{unary: failing(codes.Unavailable)})
+		clock := clockwork.NewFakeClock()
+		c := newClient(t, clock, func(cfg *pipelinegrpc.Config) { cfg.Standard.Retry.RefusalPause = pause })
+		a := down.dial(t, "a", c.DialOptions()...)
+		ctx := within(t)
+		scope, err := c.Scope(pipelinegrpc.Key{Target: "passthrough:///a"})
+		require.NoError(t, err)
+		scope.Breaker.Isolate() // refuses everything, as an open breaker does
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.UnaryCall(ctx, request("a"))
+			done <- err
+		}()
+		var advanced time.Duration // the client's time the refusal took
+		for err = nil; err == nil; {
+			select {
+			case err = <-done:
+			case <-time.After(time.Millisecond):
+				if pause > 0 { // with no pause, the refusal returns with the clock standing still
+					clock.Advance(10 * time.Millisecond)
+					advanced += 10 * time.Millisecond
+				}
+			}
+		}
+		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable, "pause %v", pause)
+		assert.GreaterOrEqual(t, advanced, pause, "the refusal waited its pause on the client's clock")
+		assert.NoError(t, ctx.Err(), "the refusal returned before the test's context ended, not at its end")
 	}
 }

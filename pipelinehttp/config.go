@@ -41,7 +41,11 @@ type Config struct {
 	// with a breaker, budget and estimator of its own. Its Name must be empty
 	// (each host's pipeline is named after its host, Host.String) and so must
 	// its Clock (set Clock below). Its Hedge.Repeatable is set by the
-	// transport: only replayable requests reach the stage that hedges.
+	// transport: only replayable requests reach the stage that hedges. Its
+	// Retry.RefusalPause zero means none here, not the preset's 100 ms: a
+	// request an open breaker refuses returns at once, so that a handler
+	// can answer (a fallback, a 503) without waiting; set it for callers
+	// that loop on refusals without reading their hint.
 	Standard standard.Config
 	// PerHost, if not nil, returns a host's own configuration, given the one
 	// every host shares (Standard, named after the host): return it with the

@@ -91,12 +91,12 @@ func timeouts() pipelinehttp.Config {
 }
 
 // readTimed reads resp's body to its end and returns how many bytes came,
-// the error that ended it (nil at EOF), and how long the reading took.
-func readTimed(resp *http.Response) (int64, error, time.Duration) {
+// how long the reading took, and the error that ended it (nil at EOF).
+func readTimed(resp *http.Response) (int64, time.Duration, error) {
 	start := time.Now()
 	n, err := io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return n, err, time.Since(start)
+	return n, time.Since(start), err
 }
 
 // A body that takes longer than the attempt timeout to read, and keeps
@@ -105,7 +105,7 @@ func readTimed(resp *http.Response) (int64, error, time.Duration) {
 func TestABodySlowerThanTheAttemptTimeoutReadsWhole(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		resp := get(t, paced{chunks(64, 64<<10, 50*time.Millisecond)}, timeouts(), t.Context()) // 4 MiB over 3.15 s
-		n, err, took := readTimed(resp)
+		n, took, err := readTimed(resp)
 		require.NoError(t, err)
 		assert.Equal(t, int64(64*64<<10), n)
 		assert.Equal(t, 3150*time.Millisecond, took)
@@ -118,7 +118,7 @@ func TestABodySlowerThanTheAttemptTimeoutReadsWhole(t *testing.T) {
 func TestAStalledBodyFailsAtTheStallTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		resp := get(t, paced{stalling(1 << 20)}, timeouts(), t.Context())
-		n, err, took := readTimed(resp)
+		n, took, err := readTimed(resp)
 		assert.Equal(t, int64(1<<20), n)
 		assert.Equal(t, time.Second, took, "the stall timeout after the last byte")
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -129,7 +129,7 @@ func TestAStalledBodyFailsAtTheStallTimeout(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		resp := get(t, paced{chunks(8, 1, 500*time.Millisecond)}, timeouts(), t.Context())
-		n, err, took := readTimed(resp)
+		n, took, err := readTimed(resp)
 		require.NoError(t, err, "a trickle that keeps coming is not a stall")
 		assert.Equal(t, int64(8), n)
 		assert.Equal(t, 3500*time.Millisecond, took)
@@ -159,7 +159,7 @@ func TestTheStallTimeoutIsConfigurable(t *testing.T) {
 				if c.mark != 0 {
 					ctx = pipelinehttp.StallTimeout(ctx, c.mark)
 				}
-				_, err, took := readTimed(get(t, paced{stalling(10)}, cfg, ctx))
+				_, took, err := readTimed(get(t, paced{stalling(10)}, cfg, ctx))
 				if c.after == 0 {
 					assert.NotErrorAs(t, err, new(*pipelinehttp.StallError))
 					assert.ErrorIs(t, err, context.DeadlineExceeded, "the whole-call timeout")
@@ -179,13 +179,13 @@ func TestTheStallTimeoutIsConfigurable(t *testing.T) {
 func TestTheWholeCallTimeoutCoversTheBodyUnlessStreaming(t *testing.T) {
 	slow := paced{chunks(80, 1<<10, 100*time.Millisecond)} // 80 KiB over 7.9 s, past the 5 s call timeout
 	synctest.Test(t, func(t *testing.T) {
-		n, err, took := readTimed(get(t, slow, timeouts(), t.Context()))
+		n, took, err := readTimed(get(t, slow, timeouts(), t.Context()))
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Less(t, n, int64(80<<10))
 		assert.Equal(t, 5*time.Second, took)
 	})
 	synctest.Test(t, func(t *testing.T) {
-		n, err, _ := readTimed(get(t, slow, timeouts(), pipelinehttp.Streaming(t.Context())))
+		n, _, err := readTimed(get(t, slow, timeouts(), pipelinehttp.Streaming(t.Context())))
 		require.NoError(t, err)
 		assert.Equal(t, int64(80<<10), n)
 	})
@@ -235,13 +235,13 @@ func TestDownloadsOverLoopback(t *testing.T) {
 			resp, err := client.Get(srv.URL + "/whole")
 			require.NoError(t, err)
 			assert.Equal(t, h2, resp.ProtoMajor == 2)
-			n, err, _ := readTimed(resp)
+			n, _, err := readTimed(resp)
 			require.NoError(t, err)
 			assert.Equal(t, int64(64<<20), n)
 
 			resp, err = client.Get(srv.URL + "/stall")
 			require.NoError(t, err)
-			n, err, _ = readTimed(resp)
+			n, _, err = readTimed(resp)
 			assert.Equal(t, int64(1<<20), n)
 			assert.ErrorAs(t, err, new(*pipelinehttp.StallError))
 			assert.True(t, strings.Contains(err.Error(), "made no progress for 500ms"), err.Error())

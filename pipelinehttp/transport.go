@@ -129,6 +129,9 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Base == nil {
 		cfg.Base = http.DefaultTransport
 	}
+	if cfg.Standard.Retry.RefusalPause == 0 {
+		cfg.Standard.Retry.RefusalPause = -1 // a refused request returns at once: see Config.Standard
+	}
 	t := &Transport{base: cfg.Base, cfg: cfg, userClassify: cfg.Classify, clock: cfg.Clock}
 	t.elapsed.Clock = cfg.Clock
 	t.elapsed.Start()

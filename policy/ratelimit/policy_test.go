@@ -97,7 +97,7 @@ func TestRefusalIsSelfImposedWithTheTimeUntilATokenAsItsHint(t *testing.T) {
 		assert.False(t, verdict.Retryable())
 		assert.Equal(t, 150*time.Millisecond, verdict.RetryAfter())
 		assert.Contains(t, rec.all(), pipeline.Event(pipeline.Stopped{Err: stop}))
-		assert.Equal(t, `pipeline: ratelimit "partner": rate limited (retry after 150ms)`, err.Error())
+		assert.Equal(t, `pipeline: partner: ratelimit: rate limited (retry after 150ms)`, err.Error())
 	})
 }
 

@@ -146,5 +146,5 @@ func Example_permanent() {
 		return 404, nil
 	})
 	fmt.Println(status, calls, err)
-	// Output: 404 1 pipeline: retry: permanent failure after 1 attempt: pipeline: attempt returned status 404, judged permanent
+	// Output: 404 1 pipeline: retry: permanent failure after 1 attempt; last attempt: attempt returned status 404, judged permanent
 }

@@ -66,7 +66,7 @@ func Example() {
 	// healthy: sent 100, 100 requests, 100 accepts, probability 0.00
 	// overloaded: sent 100, 200 requests, 100 accepts, probability 0.00
 	// still overloaded: sent 185, 500 requests, 100 accepts, probability 0.60
-	// pipeline: throttle "search": dependency unavailable
+	// pipeline: search: throttle: dependency unavailable
 	// two minutes later: sent 0, 0 requests, 0 accepts, probability 0.00
 }
 

@@ -116,7 +116,7 @@ func TestAFailingDependencyIsThrottled(t *testing.T) {
 	assert.Equal(t, outcome.Throttled, refusal.Kind)
 	assert.True(t, refusal.SelfImposed, "a refusal of our own is never evidence against the dependency")
 	assert.False(t, refusal.Retryable())
-	assert.Equal(t, `pipeline: throttle "search": dependency unavailable`, last.Error())
+	assert.Equal(t, `pipeline: search: throttle: dependency unavailable`, last.Error())
 	assert.Contains(t, rec.all(), pipeline.Event(pipeline.Stopped{Err: stop}))
 	assert.Len(t, rec.all(), refused, "one Stopped a refusal, and no other event")
 

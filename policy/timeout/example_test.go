@@ -26,7 +26,7 @@ func Example() {
 	fmt.Println(err)
 	// Output:
 	// true true
-	// pipeline: timeout: deadline exceeded: pipeline: timeout after 1ns: context deadline exceeded
+	// pipeline: timeout: deadline exceeded (timeout after 1ns): context deadline exceeded
 }
 
 // Impossible settings are refused, naming the field.
