@@ -192,8 +192,9 @@ func TestTheWholeCallTimeoutCoversTheBodyUnlessStreaming(t *testing.T) {
 }
 
 // Over loopback servers, HTTP/1.1 and HTTP/2: a 64 MiB body sent over about
-// 3 s reads whole with a 1 s attempt timeout, and a body that stalls after
-// 1 MiB fails with a *StallError. (How soon is checked above, on virtual
+// 3 s reads whole with a 1 s attempt timeout, a body that sends a byte every
+// fifth of the stall timeout for three stall timeouts completes, and a body
+// that stalls after 1 MiB fails with a *StallError. (How soon is checked above, on virtual
 // time; here the machine may be busy.)
 func TestDownloadsOverLoopback(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
@@ -203,6 +204,14 @@ func TestDownloadsOverLoopback(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/trickle" { // a byte every fifth of the stall timeout, for 1.5 s
+					for range 15 {
+						time.Sleep(100 * time.Millisecond)
+						_, _ = w.Write([]byte{'.'})
+						w.(http.Flusher).Flush()
+					}
+					return
+				}
 				chunk := make([]byte, 1<<20)
 				for i := range 64 {
 					if i > 0 {
@@ -238,6 +247,12 @@ func TestDownloadsOverLoopback(t *testing.T) {
 			n, _, err := readTimed(resp)
 			require.NoError(t, err)
 			assert.Equal(t, int64(64<<20), n)
+
+			resp, err = client.Get(srv.URL + "/trickle")
+			require.NoError(t, err)
+			n, _, err = readTimed(resp)
+			require.NoError(t, err, "a trickle is not a stall")
+			assert.Equal(t, int64(15), n)
 
 			resp, err = client.Get(srv.URL + "/stall")
 			require.NoError(t, err)
