@@ -70,8 +70,10 @@ type Config struct {
 	Classify func(method string, err error, trailer metadata.MD) (outcome.Verdict, bool)
 	// OnEvent, if not nil, receives every event of every scope's pipelines,
 	// with the context of the call or attempt it concerns and its source:
-	// Source.Pipeline is the scope's key (Key.String). See
-	// pipeline.Options.OnEvent.
+	// Source.Pipeline is the scope's key (Key.String). It receives the
+	// events of each scope's breaker too (its transitions, Source{Stage:
+	// "breaker", Name: the key}), beside any hook Standard.Breaker.OnEvent
+	// sets. See pipeline.Options.OnEvent.
 	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
 	// MaxScopes is the most scopes whose state is kept at once; a new scope
 	// beyond it evicts the one used longest ago. Zero means DefaultMaxScopes
@@ -176,5 +178,5 @@ func (c Config) scopeConfig(key Key) (standard.Config, error) {
 	if c.For != nil {
 		override = func(shared standard.Config) standard.Config { return c.For(key, shared) }
 	}
-	return keyed.Config(c.Standard, key.String(), override, fmt.Sprintf("pipelinegrpc: Config.For(%s)", key), c.Clock)
+	return keyed.Config(c.Standard, key.String(), override, fmt.Sprintf("pipelinegrpc: Config.For(%s)", key), c.Clock, c.OnEvent)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,11 +45,22 @@ func noTrip(cfg *pipelinegrpc.Config) {
 // that answers every one with Unavailable and to one that is healthy,
 // through one client: the failing target's breaker opens and refuses what
 // follows without sending it, with Unavailable and the pipeline's reason,
-// while the healthy target's breaker stays closed.
+// while the healthy target's breaker stays closed. The transition reaches
+// the client's OnEvent once.
 func TestUnavailableStormTripsTheBreakerOfItsTargetOnly(t *testing.T) {
 	down := serve(t, &service{unary: failing(codes.Unavailable)})
 	up := serve(t, &service{})
-	c := newClient(t, clockwork.NewFakeClock())
+	var mu sync.Mutex
+	var transitions []pipeline.Source
+	c := newClient(t, clockwork.NewFakeClock(), func(cfg *pipelinegrpc.Config) {
+		cfg.OnEvent = func(_ context.Context, src pipeline.Source, e pipeline.Event) {
+			if _, ok := e.(breaker.Transition); ok {
+				mu.Lock()
+				transitions = append(transitions, src)
+				mu.Unlock()
+			}
+		}
+	})
 	a := down.dial(t, "a", c.DialOptions()...)
 	b := up.dial(t, "b", c.DialOptions()...)
 	ctx := within(t)
@@ -62,6 +74,11 @@ func TestUnavailableStormTripsTheBreakerOfItsTargetOnly(t *testing.T) {
 		_, err = b.UnaryCall(ctx, request("b"))
 		require.NoError(t, err)
 	}
+
+	mu.Lock()
+	assert.Equal(t, []pipeline.Source{{Stage: "breaker", Name: "passthrough:///a"}}, transitions,
+		"the transition reached Config.OnEvent once, from the target's breaker")
+	mu.Unlock()
 
 	sent := down.svc.Calls(unaryMethod)
 	for range 10 {

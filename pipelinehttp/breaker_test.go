@@ -20,7 +20,8 @@ import (
 // told otherwise. The breaker opens on the fifth failure in a row, during the
 // second call, which is then refused with an error rather than a response;
 // so is the next call, without reaching the server. Once the break is over, a
-// probe goes through and the host answers again.
+// probe goes through and the host answers again. The breaker's transition
+// reaches the transport's OnEvent once.
 func TestBreakerOpensOnABurstOf503s(t *testing.T) {
 	srv := newFaultServer(t, serverOpts{}, func(call string, _ int) fault {
 		if n, _ := strconv.Atoi(call); n >= 4 {
@@ -60,6 +61,8 @@ func TestBreakerOpensOnABurstOf503s(t *testing.T) {
 	host := hostOf(t, srv)
 	snap := breakerOf(t, h.tr, host)
 	assert.Equal(t, breaker.Open, snap.State)
+	assert.Equal(t, []pipeline.Source{{Stage: "breaker", Name: host.String()}}, h.transitionSources(),
+		"the transition reached Config.OnEvent once, from the host's breaker")
 
 	// Call 3: refused at once; the server sees nothing.
 	resp, waits, err = h.do(t, newRequest(t, http.MethodGet, srv.URL, "3", ""))

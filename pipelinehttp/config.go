@@ -62,7 +62,10 @@ type Config struct {
 	Classify outcome.Classifier[*http.Response]
 	// OnEvent, if not nil, receives every event of every host's pipelines,
 	// with the context of the call or attempt it concerns and its source:
-	// Source.Pipeline is the host (Host.String). See pipeline.Options.OnEvent.
+	// Source.Pipeline is the host (Host.String). It receives the events of
+	// each host's breaker too (its transitions, Source{Stage: "breaker",
+	// Name: the host}), beside any hook Standard.Breaker.OnEvent sets. See
+	// pipeline.Options.OnEvent.
 	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
 	// MaxHosts is the most hosts whose state is kept at once; a new host
 	// beyond it evicts the one seen longest ago. Zero means DefaultMaxHosts
@@ -130,7 +133,7 @@ func (c Config) hostConfig(h Host) (standard.Config, error) {
 	if c.PerHost != nil {
 		override = func(shared standard.Config) standard.Config { return c.PerHost(h, shared) }
 	}
-	return keyed.Config(c.Standard, h.String(), override, fmt.Sprintf("pipelinehttp: Config.PerHost(%s)", h), c.Clock)
+	return keyed.Config(c.Standard, h.String(), override, fmt.Sprintf("pipelinehttp: Config.PerHost(%s)", h), c.Clock, c.OnEvent)
 }
 
 // describe says what a response is, in the error of a call whose last

@@ -18,6 +18,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/pipelinehttp"
+	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
@@ -35,8 +36,9 @@ type harness struct {
 	waits  chan time.Duration // the delay of every retry scheduled, in order
 
 	mu       sync.Mutex
-	counts   map[string]int // events by name
-	attempts map[string]int // attempts by the name of their pipeline (the host)
+	counts      map[string]int // events by name
+	attempts    map[string]int // attempts by the name of their pipeline (the host)
+	transitions []pipeline.Source
 }
 
 // quick is the standard configuration of most tests: waits without jitter
@@ -70,9 +72,20 @@ func (h *harness) record(_ context.Context, src pipeline.Source, e pipeline.Even
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.counts[e.Name()]++
-	if _, ok := e.(pipeline.AttemptFinished); ok {
+	switch e.(type) {
+	case pipeline.AttemptFinished:
 		h.attempts[src.Pipeline]++
+	case breaker.Transition:
+		h.transitions = append(h.transitions, src)
 	}
+}
+
+// transitionSources returns the source of every breaker transition the
+// transport's OnEvent received, in order.
+func (h *harness) transitionSources() []pipeline.Source {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]pipeline.Source(nil), h.transitions...)
 }
 
 // count returns how many events named name the transport emitted.

@@ -5,11 +5,13 @@
 package keyed
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -31,10 +33,13 @@ func Within(prefix string, err error) error {
 // override if there is one (field names it in errors, "pipelinehttp:
 // Config.PerHost(https://a:443)" say), then given the integration's clock and
 // marked repeatable (the integration decides per call what may be sent
-// twice). An override may not set its own clock, since the integration's is
-// every key's; one that returns an impossible configuration is an error
+// twice), and its breaker's events sent to onEvent, the integration's hook
+// (beside any hook the configuration's breaker has), so that the hook
+// receives every event of the key's pipelines, the breaker's transitions
+// included. An override may not set its own clock, since the integration's
+// is every key's; one that returns an impossible configuration is an error
 // naming field.
-func Config(shared standard.Config, name string, override func(standard.Config) standard.Config, field string, clock clockwork.Clock) (standard.Config, error) {
+func Config(shared standard.Config, name string, override func(standard.Config) standard.Config, field string, clock clockwork.Clock, onEvent func(context.Context, pipeline.Source, pipeline.Event)) (standard.Config, error) {
 	cfg := shared
 	cfg.Name = name
 	if override != nil {
@@ -52,5 +57,6 @@ func Config(shared standard.Config, name string, override func(standard.Config) 
 	}
 	cfg.Clock = clock
 	cfg.Hedge.Repeatable = true
+	cfg.Breaker.OnEvent = pipeline.Hooks(onEvent, cfg.Breaker.OnEvent)
 	return cfg, nil
 }

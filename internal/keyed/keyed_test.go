@@ -20,15 +20,15 @@ func TestWithinPrefixesEachError(t *testing.T) {
 }
 
 func TestConfigOfAKey(t *testing.T) {
-	cfg, err := Config(standard.Config{Timeout: time.Minute}, "k", nil, "x: Config.For(k)", nil)
+	cfg, err := Config(standard.Config{Timeout: time.Minute}, "k", nil, "x: Config.For(k)", nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "k", cfg.Name)
 	assert.True(t, cfg.Hedge.Repeatable)
 
-	cfg, err = Config(standard.Config{}, "k", func(c standard.Config) standard.Config { c.Timeout = 5 * time.Second; return c }, "x: Config.For(k)", nil)
+	cfg, err = Config(standard.Config{}, "k", func(c standard.Config) standard.Config { c.Timeout = 5 * time.Second; return c }, "x: Config.For(k)", nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, cfg.Timeout)
 
-	_, err = Config(standard.Config{}, "k", func(c standard.Config) standard.Config { c.Timeout = -1; return c }, "x: Config.For(k)", nil)
+	_, err = Config(standard.Config{}, "k", func(c standard.Config) standard.Config { c.Timeout = -1; return c }, "x: Config.For(k)", nil, nil)
 	assert.ErrorContains(t, err, "x: Config.For(k): standard: Config.Timeout must not be negative")
 }
