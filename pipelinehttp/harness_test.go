@@ -35,7 +35,7 @@ type harness struct {
 	clock  *clockwork.FakeClock
 	waits  chan time.Duration // the delay of every retry scheduled, in order
 
-	mu       sync.Mutex
+	mu          sync.Mutex
 	counts      map[string]int // events by name
 	attempts    map[string]int // attempts by the name of their pipeline (the host)
 	transitions []pipeline.Source
