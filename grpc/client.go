@@ -10,6 +10,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -265,6 +266,17 @@ func (c *Client) Scope(key Key) (Scope, error) {
 // breaker and keeps no scope from going idle.
 func (c *Client) Breakers(f func(Key, breaker.Snapshot) bool) {
 	c.scopes.Range(func(k Key, s *scope) bool { return f(k, s.std.Breaker.Snapshot()) })
+}
+
+// Health is the source of a health view (package health) that lists every
+// scope the client holds state for at each report, under its key's name
+// (Key.String), with its breaker, budget and latency estimator:
+// registry.Add(client.Health()). Reading it changes nothing and keeps no
+// scope from going idle.
+func (c *Client) Health() health.Source {
+	return health.Pipelines(func(yield func(*standard.Pipeline[*attempt]) bool) {
+		c.scopes.Range(func(_ Key, s *scope) bool { return yield(s.std) })
+	})
 }
 
 // Len returns the number of scopes the client holds state for, at most

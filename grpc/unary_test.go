@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/health"
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -99,6 +100,17 @@ func TestUnavailableStormTripsTheBreakerOfItsTargetOnly(t *testing.T) {
 		{Target: "passthrough:///a"}: breaker.Open,
 		{Target: "passthrough:///b"}: breaker.Closed,
 	}, seen)
+
+	var deps health.Registry
+	deps.Add(c.Health())
+	states := map[string]string{}
+	for _, d := range deps.Report().Dependencies {
+		require.NotNil(t, d.Breaker, d.Name)
+		require.NotNil(t, d.Budget, d.Name)
+		states[d.Name] = d.Breaker.State
+	}
+	assert.Equal(t, map[string]string{"passthrough:///a": "open", "passthrough:///b": "closed"}, states,
+		"the health view lists every target with its breaker and budget")
 }
 
 // TestAMethodWithItsOwnScopeHasItsOwnBreaker gives UnaryCall a scope of its

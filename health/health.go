@@ -28,6 +28,7 @@ type Dependency struct {
 	Name    string   `json:"name"`
 	Breaker *Breaker `json:"breaker,omitempty"`
 	Budget  *Budget  `json:"budget,omitempty"`
+	Latency *Latency `json:"latency,omitempty"`
 }
 
 // Breaker is a breaker's state, as breaker.Breaker's Snapshot and Pressure
@@ -59,6 +60,15 @@ type Budget struct {
 	Utilization float64 `json:"utilization"`
 }
 
+// Latency is what a pipeline's latency estimator measured of its recent
+// attempts (the hedge reads the same): their median and 95th percentile, in
+// seconds, and how many it holds.
+type Latency struct {
+	Median  float64 `json:"median_seconds"`
+	P95     float64 `json:"p95_seconds"`
+	Samples int     `json:"samples"`
+}
+
 // Source is anything that lists dependencies: [Preset], [Scopes] and [Of]
 // make one, and a type of your own may implement it. Dependencies is called
 // at every report and must be safe for concurrent use.
@@ -71,21 +81,48 @@ type sourceFunc iter.Seq[Dependency]
 
 func (f sourceFunc) Dependencies() iter.Seq[Dependency] { return iter.Seq[Dependency](f) }
 
-// Preset is the source of one standard pipeline: its breaker and budget,
-// under the pipeline's name.
+// Preset is the source of one standard pipeline: its breaker, budget and
+// estimator, under the pipeline's name.
 func Preset[T any](p *standard.Pipeline[T]) Source {
-	return Of(p.Name(), p.Breaker, p.Budget)
+	return sourceFunc(func(yield func(Dependency) bool) { yield(readPipeline(p)) })
 }
 
 // Scopes is the source of every key a standard.Scopes holds when a report is
 // made, each under its pipeline's name; reading them is not a use, so a key
 // still goes idle and is evicted as it would.
 func Scopes[K comparable, T any](s *standard.Scopes[K, T]) Source {
-	return sourceFunc(func(yield func(Dependency) bool) {
-		s.Range(func(_ K, p *standard.Pipeline[T]) bool {
-			return yield(Read(p.Name(), p.Breaker, p.Budget))
-		})
+	return Pipelines(func(yield func(*standard.Pipeline[T]) bool) {
+		s.Range(func(_ K, p *standard.Pipeline[T]) bool { return yield(p) })
 	})
+}
+
+// Pipelines is the source of the standard pipelines each yields at a
+// report, each under its name: what an integration that keeps a pipeline
+// per host or per target (pipelinehttp.Transport.Health,
+// pipelinegrpc.Client.Health) reports. each must not count as a use of
+// what it reads.
+func Pipelines[T any](each iter.Seq[*standard.Pipeline[T]]) Source {
+	return sourceFunc(func(yield func(Dependency) bool) {
+		for p := range each {
+			if !yield(readPipeline(p)) {
+				return
+			}
+		}
+	})
+}
+
+// readPipeline reads a standard pipeline: Read of its breaker and budget,
+// and what its estimator measured.
+func readPipeline[T any](p *standard.Pipeline[T]) Dependency {
+	d := Read(p.Name(), p.Breaker, p.Budget)
+	if est := p.Estimator; est != nil {
+		now := est.Now()
+		if median, n := est.Quantile(now, 0.5); n > 0 {
+			p95, _ := est.Quantile(now, 0.95)
+			d.Latency = &Latency{Median: median.Seconds(), P95: p95.Seconds(), Samples: n}
+		}
+	}
+	return d
 }
 
 // Of is the source of one dependency named name, with its breaker and

@@ -90,7 +90,8 @@ func TestHandlerReportsEveryKey(t *testing.T) {
 			 "budget": {"tokens": 29.315, "capacity": 30, "utilization": 0.022833333333333334}},
 			{"name": "up",
 			 "breaker": {"state": "closed", "pressure": 0, "normal_latency_seconds": 0.005, "normal_failure_rate": null, "trips": 0},
-			 "budget": {"tokens": 30, "capacity": 30, "utilization": 0}}
+			 "budget": {"tokens": 30, "capacity": 30, "utilization": 0},
+			 "latency": {"median_seconds": 0.005, "p95_seconds": 0.005008068, "samples": 3}}
 		]}`, w.Body.String())
 
 		remove()

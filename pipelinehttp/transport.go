@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
@@ -359,6 +360,18 @@ func (t *Transport) Hosts(f func(Host, *standard.Pipeline[*http.Response]) bool)
 func (t *Transport) Breakers(f func(Host, breaker.Snapshot) bool) {
 	t.mustBeBuilt()
 	t.hosts.Range(func(h Host, s *scope) bool { return f(h, s.std.Breaker.Snapshot()) })
+}
+
+// Health is the source of a health view (package health) that lists every
+// host the transport holds state for at each report, under its name
+// (Host.String), with its breaker, budget and latency estimator:
+// registry.Add(transport.Health()). Reading it changes nothing and keeps no
+// host from going idle.
+func (t *Transport) Health() health.Source {
+	t.mustBeBuilt()
+	return health.Pipelines(func(yield func(*standard.Pipeline[*http.Response]) bool) {
+		t.hosts.Range(func(_ Host, s *scope) bool { return yield(s.std) })
+	})
 }
 
 // Len returns the number of hosts the transport holds state for, at most
