@@ -5,7 +5,6 @@ go 1.26.0
 replace github.com/resilience-go/pipeline => ../
 
 require (
-	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/resilience-go/pipeline v0.0.0
 	github.com/stretchr/testify v1.12.1
@@ -15,7 +14,6 @@ require (
 )
 
 require (
-	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

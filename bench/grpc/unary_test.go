@@ -1,11 +1,12 @@
-package pipelinegrpc_test
+package grpcbench_test
 
 // The unary benchmarks: one UnaryCall over loopback TCP through a bare
 // channel, through our Client (every default, the method declared
 // idempotent; without the hedge; and a method sent once) and through
 // failsafe-go's failsafegrpc interceptor with our composition less the hedge
 // and the attempt timeout (failsafe) and with all of it (failsafe-card).
-// docs/grpc.md gives the figures and the command.
+// docs/grpc.md gives the figures and the command. They live in the
+// benchmark module, so that failsafe-go stays out of the gRPC module.
 
 import (
 	"context"
@@ -99,6 +100,24 @@ var benchRows = []benchRow{
 	{"ours-once", ours(pipelinegrpc.Config{}, true), false},
 	{"failsafe", failsafeOptions(false), false},
 	{"failsafe-card", failsafeOptions(true), false},
+}
+
+// unaryMethod is the full name of the method every row calls.
+const unaryMethod = "/grpc.testing.TestService/UnaryCall"
+
+// service is the TestService every row calls: it echoes a unary call's
+// payload.
+type service struct {
+	testgrpc.UnimplementedTestServiceServer
+}
+
+func (service) UnaryCall(_ context.Context, req *testgrpc.SimpleRequest) (*testgrpc.SimpleResponse, error) {
+	return &testgrpc.SimpleResponse{Payload: req.GetPayload()}, nil
+}
+
+// request is a unary call's request carrying body.
+func request(body string) *testgrpc.SimpleRequest {
+	return &testgrpc.SimpleRequest{Payload: &testgrpc.Payload{Body: []byte(body)}}
 }
 
 // loopback serves the echoing TestService on a loopback TCP port, until the
