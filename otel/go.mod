@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/jonboulle/clockwork v0.5.0
-	github.com/resilience-go/pipeline v0.0.0
+	github.com/resilience-go/pipeline v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

@@ -4,7 +4,8 @@
 # and grpc/ modules, which keep OpenTelemetry and gRPC out of the library's
 # dependencies; and the nested fleet/ module, which keeps Redis out of them)
 # under the race detector, then builds the benchmark harness and runs each
-# benchmark once so it cannot rot.
+# benchmark once so it cannot rot, and runs the release check
+# (scripts/release-check.sh) for the version in VERSION.
 #
 # The fleet/ tests need a Redis: the script starts a redis-server of its own on
 # a free loopback port, without persistence, exports PIPELINE_REDIS_ADDR and
@@ -28,7 +29,7 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
 	fi
 fi
 
-modules=". downstream otel grpc fleet"
+modules=". downstream otel grpc fleet scripts/releasecheck"
 if ! command -v redis-server >/dev/null 2>&1; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "test.sh: installing redis-server for the fleet/ tests" >&2
@@ -37,7 +38,7 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "test.sh: WARNING: no redis-server and none could be installed: the fleet/ module is NOT tested" >&2
-	modules=". downstream otel grpc"
+	modules=". downstream otel grpc scripts/releasecheck"
 else
 	# A port of our own: start a redis-server on the first port that looks
 	# free and keep it once the server answering there says, by its process
@@ -102,3 +103,5 @@ done
 if [ -x .ci/bench ]; then
 	.ci/bench
 fi
+echo "test.sh: the release check, for version $(cat VERSION)" >&2
+./scripts/release-check.sh
