@@ -85,3 +85,45 @@ func TestAModuleWithoutTheLicenceFails(t *testing.T) {
 func TestAVersionThatIsNotSemverFails(t *testing.T) {
 	assert.ErrorContains(t, check(".", []string{"."}, "1.0", t.Logf), `"1.0" is not a canonical semantic version`)
 }
+
+// The API check: the fake repository's API is the baseline at v0.1.0; a
+// compatible change passes, removing an exported function fails at the
+// same version and at a patch version, and passes at v0.2.0 only once the
+// changelog's entry names it under "### Breaking".
+func TestTheAPICheckCatchesAnIncompatibleChange(t *testing.T) {
+	root := fakeRepo(t, "v0.1.0", "")
+	dirs := []string{".", "sub"}
+	require.NoError(t, writeAPI(root, dirs, "v0.1.0"))
+	require.NoError(t, checkAPI(root, dirs, "v0.1.0", t.Logf), "today's tree against its own baseline")
+
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(text), 0o644))
+	}
+	write("more.go", "package lib\n\nfunc H() {}\n") // an addition is compatible
+	require.NoError(t, checkAPI(root, dirs, "v0.1.0", t.Logf))
+
+	write("lib.go", "package lib\n\nfunc F() {}\n\nfunc Removed() {}\n")
+	require.NoError(t, writeAPI(root, dirs, "v0.1.0"))
+	write("lib.go", "package lib\n\nfunc F() {}\n") // Removed is gone
+	for _, v := range []string{"v0.1.0", "v0.1.1"} {
+		err := checkAPI(root, dirs, v, t.Logf)
+		assert.ErrorContains(t, err, "example.com/lib: - Removed: removed", v)
+		assert.ErrorContains(t, err, "which "+v+" may not make", v)
+	}
+	err := checkAPI(root, dirs, "v0.2.0", t.Logf)
+	assert.ErrorContains(t, err, "CHANGELOG.md's entry for v0.2.0 has no \"### Breaking\" section")
+	write("CHANGELOG.md", "# Changelog\n\n## [0.2.0] - 2027-01-01\n\n### Breaking\n\n- `Removed` is gone.\n\n## [0.1.0] - 2026-12-02\n")
+	require.NoError(t, checkAPI(root, dirs, "v0.2.0", t.Logf))
+}
+
+func TestWhichVersionsMayBreak(t *testing.T) {
+	for _, c := range []struct {
+		base, version string
+		may           bool
+	}{
+		{"v0.1.0", "v0.1.0", false}, {"v0.1.0", "v0.1.5", false}, {"v0.1.0", "v0.2.0", true},
+		{"v0.1.0", "v1.0.0", true}, {"v1.2.0", "v1.3.0", false}, {"v1.2.0", "v2.0.0", true}, {"v0.2.0", "v0.1.0", false},
+	} {
+		assert.Equal(t, c.may, breaks(c.base, c.version), "%s after %s", c.version, c.base)
+	}
+}

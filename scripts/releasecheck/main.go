@@ -8,7 +8,12 @@
 //
 //	go run ./scripts/releasecheck -root ../.. v0.1.0    (from scripts/releasecheck)
 //
-// scripts/release-check.sh runs it for the version in VERSION.
+// With -api it compares instead the exported API of every module (apidiff)
+// with the baseline in api/, written by -write-api at the last release: an
+// incompatible change passes only in a version that may make it (a new
+// minor version before v1, a new major after) whose CHANGELOG.md entry has
+// a "### Breaking" section. scripts/release-check.sh runs both for the
+// version in VERSION.
 package main
 
 import (
@@ -21,13 +26,25 @@ import (
 func main() {
 	root := flag.String("root", ".", "the repository's root")
 	modules := flag.String("modules", ". otel grpc fleet", "the published modules' directories, the root's first")
+	api := flag.Bool("api", false, "check the exported API against the baseline in api/ instead")
+	writeBaseline := flag.Bool("write-api", false, "write the exported API to api/ as VERSION's baseline instead (at a release)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: releasecheck [-root DIR] [-modules DIRS] VERSION")
+		fmt.Fprintln(os.Stderr, "usage: releasecheck [-root DIR] [-modules DIRS] [-api | -write-api] VERSION")
 		os.Exit(2)
 	}
 	log := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "releasecheck: "+format+"\n", args...) }
-	if err := check(*root, strings.Fields(*modules), flag.Arg(0), log); err != nil {
+	dirs, version := strings.Fields(*modules), flag.Arg(0)
+	var err error
+	switch {
+	case *writeBaseline:
+		err = writeAPI(*root, dirs, version)
+	case *api:
+		err = checkAPI(*root, dirs, version, log)
+	default:
+		err = check(*root, dirs, version, log)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
