@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/internal/clock"
 )
 
@@ -66,23 +68,25 @@ type body struct {
 	ended atomic.Bool // done has run
 
 	// The stall watch, set by watch before the body is returned, if the
-	// request has a stall timeout; nil otherwise.
-	stall   *StallError    // the error of a stalled read
+	// request has a stall timeout; sched is nil otherwise.
+	sched   *callctx.Schedule // the transport's: one runtime timer for every body
+	at      callctx.Entry
+	host    Host
+	limit   time.Duration  // the stall timeout
 	elapsed *clock.Elapsed // the transport's clock
 	last    atomic.Int64   // the reading of elapsed at the latest progress
 	stalled atomic.Bool
-	mu      sync.Mutex // guards timer and watched
-	timer   timer
-	watched bool // the watch runs: not stalled, closed or read to its end
+	mu      sync.Mutex // guards watched and at's place on sched
+	watched bool       // the watch runs: not stalled, closed or read to its end
 }
 
 // Read reads from the body, noting progress for the stall watch; once the
 // body has stalled every read fails with its *StallError.
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if b.stall != nil {
+	if b.sched != nil {
 		if b.stalled.Load() {
-			return n, b.stall
+			return n, &StallError{Host: b.host, After: b.limit}
 		}
 		if n > 0 {
 			b.last.Store(int64(b.elapsed.Read()))
@@ -96,7 +100,7 @@ func (b *body) Read(p []byte) (int, error) {
 
 // Close closes the body and then runs, once, everything the stages held.
 func (b *body) Close() error {
-	if b.stall != nil {
+	if b.sched != nil {
 		b.stopWatch()
 	}
 	err := b.ReadCloser.Close()

@@ -55,13 +55,6 @@ func stallOf(m marks, d time.Duration) time.Duration {
 	return max(d, 0)
 }
 
-// timer is what a stall watch needs of a timer: time.Timer's and
-// clockwork.Timer's methods.
-type timer interface {
-	Stop() bool
-	Reset(time.Duration) bool
-}
-
 // watchBody arms the stall timeout limit on resp's body, from host h, unless
 // it has none to read.
 func (t *Transport) watchBody(resp *http.Response, h Host, limit time.Duration) {
@@ -79,41 +72,42 @@ func (t *Transport) watchBody(resp *http.Response, h Host, limit time.Duration) 
 // watch arms b's stall timeout, limit, for a body from host h: from now on
 // a read that waits limit for a byte fails with a *StallError, and the
 // contexts the stages held for the body end, so that the read blocked in
-// the base transport returns.
+// the base transport returns. The watch is an entry on the transport's
+// schedule, whose one runtime timer serves every body, as a timeout
+// stage's serves every call.
 func (t *Transport) watch(b *body, h Host, limit time.Duration) {
-	b.stall = &StallError{Host: h, After: limit}
-	b.elapsed = &t.elapsed
+	b.sched, b.host, b.limit, b.elapsed = t.stalls, h, limit, &t.elapsed
 	b.last.Store(int64(t.elapsed.Read()))
-	b.mu.Lock() // check may run before AfterFunc returns
+	b.mu.Lock() // Due may run before Add returns
 	defer b.mu.Unlock()
 	b.watched = true
-	if t.clock == nil {
-		b.timer = time.AfterFunc(limit, b.check)
-	} else {
-		b.timer = t.clock.AfterFunc(limit, b.check)
-	}
+	now := b.sched.Now()
+	b.sched.Add(&b.at, b, now, now.Add(limit))
 }
 
 // stopWatch stops b's stall watch: the body is closed or read to its end.
 func (b *body) stopWatch() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.timer.Stop()
-	b.watched = false
+	if b.watched {
+		b.sched.Remove(&b.at)
+		b.watched = false
+	}
 }
 
-// check runs when b may have stalled: if no byte came for the stall
-// timeout, it ends what the stages held, which ends the read that waits;
-// otherwise it looks again when the timeout would pass.
-func (b *body) check() {
+// Due runs when b may have stalled: if no byte came for the stall timeout,
+// it ends what the stages held, which ends the read that waits; otherwise
+// it looks again when the timeout would pass.
+func (b *body) Due() {
 	b.mu.Lock()
 	if !b.watched {
 		b.mu.Unlock()
 		return
 	}
 	idle := time.Duration(int64(b.elapsed.Read()) - b.last.Load())
-	if idle < b.stall.After {
-		b.timer.Reset(b.stall.After - idle)
+	if idle < b.limit {
+		now := b.sched.Now()
+		b.sched.Add(&b.at, b, now, now.Add(b.limit-idle))
 		b.mu.Unlock()
 		return
 	}

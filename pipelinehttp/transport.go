@@ -14,6 +14,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/health"
+	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
@@ -87,8 +88,9 @@ type Transport struct {
 	base         http.RoundTripper
 	cfg          Config // for building each host's state
 	userClassify outcome.Classifier[*http.Response]
-	clock        clockwork.Clock // nil for real time
-	elapsed      clock.Elapsed   // clock, read by the bodies' stall watches
+	clock        clockwork.Clock   // nil for real time
+	elapsed      clock.Elapsed     // clock, read by the bodies' stall watches
+	stalls       *callctx.Schedule // the bodies' stall watches, one runtime timer for all
 	hosts        *registry.Registry[Host, *scope]
 }
 
@@ -136,6 +138,7 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{base: cfg.Base, cfg: cfg, userClassify: cfg.Classify, clock: cfg.Clock}
 	t.elapsed.Clock = cfg.Clock
 	t.elapsed.Start()
+	t.stalls = callctx.NewSchedule(cfg.Clock)
 	hosts, err := registry.New(registry.Config[Host, *scope]{
 		New:       t.build,
 		MaxKeys:   cfg.MaxHosts,

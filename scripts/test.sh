@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs go vet, staticcheck and every test of every module (the library; the
+# Checks that every module's go.mod is tidy, and runs go vet, staticcheck and
+# every test of every module (the library; the
 # nested downstream/ module that uses it as a user would; and the nested otel/
 # and grpc/ modules, which keep OpenTelemetry and gRPC out of the library's
 # dependencies; and the nested fleet/ module, which keeps Redis out of them)
@@ -98,7 +99,7 @@ fi
 staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
 for module in $modules; do
 	echo "test.sh: module $module" >&2
-	(cd "$module" && go vet ./... && $staticcheck ./... && go test $race -count=1 ./...)
+	(cd "$module" && go mod tidy -diff && go vet ./... && $staticcheck ./... && go test $race -count=1 ./...)
 done
 if [ -x .ci/bench ]; then
 	.ci/bench
