@@ -1,8 +1,13 @@
 package pipelinehttp_test
 
 import (
+	"bytes"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +17,8 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/pipelinehttp"
+	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/standard"
 )
 
 // TestHealthListsEveryHostWithoutUsingIt: after a 503 storm the health view
@@ -64,4 +71,52 @@ func TestHealthListsEveryHostWithoutUsingIt(t *testing.T) {
 	assert.Equal(t, hostOf(t, third).String(), d.Name)
 	require.NotNil(t, d.Latency, "the estimator measured the call")
 	assert.Equal(t, 1, d.Latency.Samples)
+}
+
+// TestOneLineOfSlogLogsTheTransition: pipeline.LogEvents as the transport's
+// OnEvent is all it takes for a host's breaker transition to reach the log,
+// with the host.
+func TestOneLineOfSlogLogsTheTransition(t *testing.T) {
+	down := newFaultServer(t, serverOpts{}, script1(replies(unavailableReply)))
+	var log lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	tr, err := pipelinehttp.New(pipelinehttp.Config{OnEvent: pipeline.LogEvents(logger),
+		Standard: standard.Config{Retry: retry.Config{Backoff: retry.Exponential{Base: time.Millisecond, Jitter: retry.NoJitter}}}})
+	require.NoError(t, err)
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	for i := 0; !strings.Contains(log.String(), "breaker.transition"); i++ {
+		require.Less(t, i, 5, "no transition logged:\n%s", log.String())
+		if resp, err := client.Get(down.URL); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	}
+	var line string
+	for l := range strings.Lines(log.String()) {
+		if strings.Contains(l, "breaker.transition") {
+			line = l
+		}
+	}
+	assert.Contains(t, line, "stage=breaker")
+	assert.Contains(t, line, "name="+hostOf(t, down).String())
+	assert.Contains(t, line, "open")
+}
+
+// lockedBuffer is a bytes.Buffer safe for a log handler on any goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
