@@ -54,7 +54,7 @@ func TestFaults(t *testing.T) {
 			requests: 2, waits: []time.Duration{time.Second}, status: 200, size: errorSize, conns: [2]int{1, 1}},
 		{name: "429 asking for more than the call has left", script: replies(fault{status: 429, retryAfter: "3600"}),
 			requests: 1, status: 429, size: errorSize, conns: [2]int{1, 1}},
-		{name: "slower than the attempt timeout", script: replies(stallReply, okReply), attempt: time.Second,
+		{name: "slower than the attempt timeout", script: replies(stallReply, okReply), attempt: 2 * time.Second,
 			requests: 2, waits: []time.Duration{100 * time.Millisecond}, status: 200, size: errorSize, conns: [2]int{2, 1}},
 		{name: "reset mid-header", script: replies(fault{reset: midHeader}, okReply),
 			requests: 2, waits: []time.Duration{100 * time.Millisecond}, status: 200, size: errorSize, conns: [2]int{2, 1}},
