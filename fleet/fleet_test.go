@@ -174,8 +174,10 @@ func TestRedisDown(t *testing.T) {
 
 	srv.start()
 	for _, p := range ps {
-		require.Eventually(t, func() bool { return p.events.count("fleet.recovered") == 1 }, wait, tick, "process %s", p.id)
-		assert.False(t, p.f.Degraded())
+		// Recovered, and not degraded again: on a busy machine a round of the
+		// restarted Redis may still time out, and a second outage and
+		// recovery follow.
+		require.Eventually(t, func() bool { return p.events.count("fleet.recovered") >= 1 && !p.f.Degraded() }, wait, tick, "process %s", p.id)
 	}
 	ps[1].trip(t)
 	require.Eventually(t, ps[2].refuses, wait, tick, "the view is current again")
@@ -225,7 +227,7 @@ func TestRedisSlow(t *testing.T) {
 	defer admin.Close()
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "1000", "ALL").Err())
 	for _, p := range ps {
-		require.Eventually(t, func() bool { return p.events.count("fleet.degraded") == 1 }, wait, tick, "process %s", p.id)
+		require.Eventually(t, func() bool { return p.events.count("fleet.degraded") >= 1 }, wait, tick, "process %s", p.id)
 	}
 	other, err := breaker.New(breaker.Config{Name: "other"})
 	require.NoError(t, err)
@@ -234,6 +236,6 @@ func TestRedisSlow(t *testing.T) {
 	stop()
 	assert.False(t, ps[1].refuses(), "the call path does not wait")
 	for _, p := range ps {
-		require.Eventually(t, func() bool { return p.events.count("fleet.recovered") == 1 }, wait, tick, "process %s", p.id)
+		require.Eventually(t, func() bool { return p.events.count("fleet.recovered") >= 1 }, wait, tick, "process %s", p.id)
 	}
 }

@@ -25,7 +25,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const (
-	refresh = 20 * time.Millisecond
+	refresh = 40 * time.Millisecond // a round gets half: enough for a busy machine's Redis
 	dep     = "payments"
 	wait    = 10 * time.Second // how long Eventually polls: never a timing assertion
 	tick    = 5 * time.Millisecond
