@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/internal/clock"
 )
 
 // unit is the number of units one token is made of. The balance is kept as a
@@ -30,21 +30,23 @@ const unit = 1_000_000_000
 // with a message naming New, before taking any lock. A Budget is safe for
 // concurrent use.
 type Budget struct {
-	// Immutable after New, which always sets capacity and clock: a Budget with
-	// a zero capacity or a nil clock was not built by New. Each method checks
-	// whichever of the two it loads anyway, before it takes mu.
+	// Immutable after New, which always sets capacity: a Budget with a zero
+	// capacity was not built by New. Each method checks it before it takes
+	// mu.
 	deposit  int64   // units per successful attempt
 	rate     float64 // units per nanosecond, which is tokens per second
 	capacity int64   // most units the bucket holds, >= unit
-	clock    clockwork.Clock
-	realTime bool      // no Config.Clock: now reads the monotonic clock alone
-	epoch    time.Time // what real time is read against
-	name     string
+	// elapsed reads Config.Clock (real time through the monotonic clock
+	// alone) as the time since New; a first reading behind New's, from
+	// another time domain (a synctest bubble), moves its epoch back
+	// (clock.Elapsed).
+	elapsed clock.Elapsed
+	name    string
 
-	mu     sync.Mutex // guards tokens, frac and last
-	tokens int64      // balance in units at last, in [0, capacity]
-	frac   float64    // refill earned by last beyond tokens, in [0, 1) units
-	last   time.Time  // when the refill was last credited
+	mu     sync.Mutex    // guards tokens, frac and last
+	tokens int64         // balance in units at last, in [0, capacity]
+	frac   float64       // refill earned by last beyond tokens, in [0, 1) units
+	last   time.Duration // when the refill was last credited, on elapsed
 }
 
 // notBuilt is the panic of every use of a non-nil Budget that [New] did not
@@ -58,34 +60,23 @@ func New(cfg Config) (*Budget, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	clock := cfg.Clock
-	if clock == nil {
-		clock = clockwork.NewRealClock()
-	}
 	capacity := int64(math.Round(cfg.Capacity * unit))
 	b := &Budget{
 		deposit:  int64(math.Round(cfg.DepositPerSuccess * unit)),
 		rate:     cfg.RefillPerSecond,
 		capacity: capacity,
-		clock:    clock,
-		realTime: cfg.Clock == nil,
-		epoch:    clock.Now(),
 		name:     cfg.Name,
 		tokens:   capacity,
 	}
-	b.last = b.epoch
+	b.elapsed.Clock = cfg.Clock
+	b.elapsed.Start()
 	return b, nil
 }
 
-// now reads the budget's clock. On real time it reads the monotonic clock
-// alone, as the epoch plus time.Since of it, which costs half of time.Now: a
-// retry and a hedge each withdraw once.
-func (b *Budget) now() time.Time {
-	if b.realTime {
-		return b.epoch.Add(time.Since(b.epoch))
-	}
-	return b.clock.Now()
-}
+// now reads the budget's clock, as the time since New. On real time it reads
+// the monotonic clock alone, which costs half of time.Now: a retry and a hedge
+// each withdraw once.
+func (b *Budget) now() time.Duration { return b.elapsed.Read() }
 
 // Name returns the budget's name (Config.Name).
 func (b *Budget) Name() string {
@@ -120,7 +111,7 @@ func (b *Budget) Withdraw() (wait time.Duration, ok bool) {
 	if b == nil {
 		return 0, true
 	}
-	if b.clock == nil {
+	if b.capacity == 0 {
 		panic(notBuilt)
 	}
 	now := b.now()
@@ -158,7 +149,7 @@ func (b *Budget) Tokens() float64 {
 	if b == nil {
 		return math.Inf(1)
 	}
-	if b.clock == nil {
+	if b.capacity == 0 {
 		panic(notBuilt)
 	}
 	now := b.now()
@@ -187,7 +178,7 @@ func (b *Budget) Utilization() float64 {
 	if b == nil {
 		return 0
 	}
-	if b.clock == nil {
+	if b.capacity == 0 {
 		panic(notBuilt)
 	}
 	now := b.now()
@@ -213,15 +204,15 @@ func (b *Budget) accrued(elapsed time.Duration) int64 {
 // level returns the balance at now without changing the state. b.mu must be held.
 // A now before last (a clock read taken just before another caller's, or a clock
 // that went back) adds nothing.
-func (b *Budget) level(now time.Time) int64 {
-	return min(b.tokens+b.accrued(now.Sub(b.last)), b.capacity)
+func (b *Budget) level(now time.Duration) int64 {
+	return min(b.tokens+b.accrued(now-b.last), b.capacity)
 }
 
 // refill credits the refill up to now. b.mu must be held. The fraction of a unit
 // that does not make a whole one is carried to the next refill, so frequent calls
 // lose nothing to rounding.
-func (b *Budget) refill(now time.Time) {
-	elapsed := now.Sub(b.last)
+func (b *Budget) refill(now time.Duration) {
+	elapsed := now - b.last
 	if elapsed <= 0 {
 		return
 	}

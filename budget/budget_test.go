@@ -3,6 +3,7 @@ package budget
 import (
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -103,7 +104,7 @@ func TestClockGoingBackRefillsNothing(t *testing.T) {
 	b, err := New(Config{Clock: clock})
 	require.NoError(t, err)
 	drain(b)
-	b.last = b.last.Add(time.Second) // as if another caller had read a later time
+	b.last += time.Second // as if another caller had read a later time
 	clock.Advance(500 * time.Millisecond)
 	assert.Equal(t, 0.0, b.Tokens())
 	_, ok := b.Withdraw()
@@ -176,4 +177,23 @@ func TestZeroBudgetPanicLeavesNothingLocked(t *testing.T) {
 	assert.PanicsWithValue(t, zeroPanic, func() { b.Withdraw() })
 	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Tokens() }))
 	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Deposit() }))
+}
+
+// TestABudgetIsTimedOnItsCallersClock builds a budget on real time outside
+// a synctest bubble and spends it inside one, whose time starts at
+// 2000-01-01: it refills on the bubble's clock. (Timed from New's reading,
+// every reading in the bubble came before the last refill, and it never
+// refilled.)
+func TestABudgetIsTimedOnItsCallersClock(t *testing.T) {
+	b, err := New(Config{Capacity: 2, RefillPerSecond: 1})
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		assert.Equal(t, 2, drain(b))
+		wait, ok := b.Withdraw()
+		require.False(t, ok)
+		assert.Equal(t, time.Second, wait)
+		time.Sleep(wait)
+		_, ok = b.Withdraw()
+		assert.True(t, ok, "refilled on the bubble's clock")
+	})
 }
