@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -129,19 +130,27 @@ func timed(f func()) time.Duration {
 // Timeout. (With a go-redis client's own timeouts, 5.0 s and 9.9 s.)
 func TestAStalledRedisDegradesTheQuotaWithinItsTimeout(t *testing.T) {
 	rdb, p := stalledClient(t)
-	events := &quotaEvents{}
+	degraded := make(chan struct{})
+	var once sync.Once
 	q, err := NewQuota(QuotaConfig{Redis: rdb, Namespace: namespace(t), Name: "partner", Rate: 1000, Lease: 10,
-		Processes: 1, OnEvent: events.hook})
+		Processes: 1, OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
+			if _, ok := e.(Degraded); ok {
+				once.Do(func() { close(degraded) })
+			}
+		}})
 	require.NoError(t, err)
 	require.False(t, q.Degraded())
 	p.stall()
-	took := timed(func() {
-		for !q.Degraded() {
-			q.Allow() // spends the lease, and asks for a fetch
-			time.Sleep(time.Millisecond)
+	for { // spend the lease: the call that finds it empty asks for a fetch
+		if _, ok := q.Allow(); !ok {
+			break
 		}
-	})
-	assert.Less(t, took, stallBound, "degraded after %v", took)
+	}
+	select {
+	case <-degraded:
+	case <-time.After(stallBound):
+		t.Fatalf("not degraded %v after the stall", stallBound)
+	}
 	assert.Less(t, timed(q.Close), stallBound)
 }
 

@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/health"
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"

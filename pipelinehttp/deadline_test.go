@@ -50,18 +50,21 @@ type hop struct {
 	mu       sync.Mutex
 	arrived  time.Time
 	deadline time.Time
+	reached  chan struct{} // closed when the first request's handler began
 	ended    chan struct{} // closed when a handler saw its context end
+	first    sync.Once
 	once     sync.Once
 }
 
 func newHop(t *testing.T, serve func(h *hop, w http.ResponseWriter, r *http.Request)) *hop {
-	h := &hop{ended: make(chan struct{})}
+	h := &hop{reached: make(chan struct{}), ended: make(chan struct{})}
 	h.Server = httptest.NewServer(pipelinehttp.ServerDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.requests.Add(1)
 		d, _ := r.Context().Deadline()
 		h.mu.Lock()
 		h.arrived, h.deadline = time.Now(), d
 		h.mu.Unlock()
+		h.first.Do(func() { close(h.reached) })
 		context.AfterFunc(r.Context(), func() { h.once.Do(func() { close(h.ended) }) })
 		serve(h, w, r)
 	})))
@@ -119,12 +122,10 @@ func TestTheDeadlineCrossesTwoHops(t *testing.T) {
 		}
 		done <- err
 	}()
-	for b.requests.Load() == 0 {
-		select {
-		case err := <-done:
-			t.Fatalf("the call ended before B was reached: %v", err)
-		case <-time.After(time.Millisecond):
-		}
+	select {
+	case <-b.reached:
+	case err := <-done:
+		t.Fatalf("the call ended before B was reached: %v", err)
 	}
 	arrivedA, deadlineA := a.seen()
 	arrivedB, deadlineB := b.seen()
@@ -149,7 +150,7 @@ func TestTheDeadlineCrossesTwoHops(t *testing.T) {
 // never sees it.
 func TestTooLittleTimeIsNotSent(t *testing.T) {
 	b := newHop(t, func(_ *hop, w http.ResponseWriter, r *http.Request) {
-		time.Sleep(100 * time.Millisecond)
+		working(r.Context(), 100*time.Millisecond)
 	})
 	toB, _ := client(t)
 	var wg sync.WaitGroup

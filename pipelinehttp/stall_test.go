@@ -39,17 +39,26 @@ func (p paced) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Body: pr, ContentLength: -1, Request: req, Header: http.Header{}}, nil
 }
 
+// working stands for a server's (or a body writer's) work of d for the
+// request with ctx: it reports true after d, or false as soon as ctx ends.
+func working(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // chunks writes n chunks of size bytes, pause apart.
 func chunks(n, size int, pause time.Duration) func(context.Context, io.Writer) error {
 	return func(ctx context.Context, w io.Writer) error {
 		chunk := make([]byte, size)
 		for i := range n {
-			if i > 0 {
-				select {
-				case <-time.After(pause):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+			if i > 0 && !working(ctx, pause) {
+				return ctx.Err()
 			}
 			if _, err := w.Write(chunk); err != nil {
 				return err
@@ -206,7 +215,9 @@ func TestDownloadsOverLoopback(t *testing.T) {
 			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/trickle" { // a byte every tenth of the stall timeout, for 3 s
 					for range 15 {
-						time.Sleep(200 * time.Millisecond)
+						if !working(r.Context(), 200*time.Millisecond) {
+							return
+						}
 						_, _ = w.Write([]byte{'.'})
 						w.(http.Flusher).Flush()
 					}
@@ -214,8 +225,8 @@ func TestDownloadsOverLoopback(t *testing.T) {
 				}
 				chunk := make([]byte, 1<<20)
 				for i := range 64 {
-					if i > 0 {
-						time.Sleep(47 * time.Millisecond) // the server's pacing: about 3 s in all
+					if i > 0 && !working(r.Context(), 47*time.Millisecond) { // the server's pacing: about 3 s in all
+						return
 					}
 					if _, err := w.Write(chunk); err != nil {
 						return

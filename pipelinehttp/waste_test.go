@@ -23,8 +23,8 @@ import (
 
 // wasted measures, over loopback, the work a server does for callers that
 // have given up: calls with a 300 ms timeout (attempts of 150 ms, retried)
-// to a server whose work takes 80 ms, or 400 ms one time in five, done in
-// 1 ms steps that stop when the request's context ends. With proxied, the
+// to a server whose work takes 80 ms, or 400 ms one time in five, and stops
+// when the request's context ends. With proxied, the
 // calls go through a reverse proxy that finishes what it forwarded when
 // its client leaves (as a proxy set to ignore client aborts, or a queue,
 // does), so that only a deadline in the request can end the server's
@@ -44,9 +44,7 @@ func wasted(t *testing.T, propagate, proxied bool) (waste time.Duration, receive
 		}
 		mu.Unlock()
 		start := time.Now()
-		for time.Since(start) < work && r.Context().Err() == nil {
-			time.Sleep(time.Millisecond)
-		}
+		working(r.Context(), work) // ends with the request's context
 		if late := time.Since(time.Unix(0, max(gaveUp, start.UnixNano()))); late > 0 {
 			wasteNs.Add(int64(late))
 		}
