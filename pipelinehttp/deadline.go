@@ -33,7 +33,7 @@ const MinMedianSamples = hedge.DefaultMinSamples
 // the caller's own). If less time is left than the median of the host's
 // recent attempts, it returns the error of a refusal instead: the answer
 // would come after the caller gave up.
-func deadlineHeader(ctx context.Context, r *http.Request, est *latency.Estimator, host string) error {
+func deadlineHeader(ctx context.Context, r *http.Request, est *latency.Estimator, host Host) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return nil
@@ -42,7 +42,7 @@ func deadlineHeader(ctx context.Context, r *http.Request, est *latency.Estimator
 	// testing/synctest), whatever the transport's clock.
 	left := time.Until(deadline)
 	if median, n := est.Quantile(est.Now(), 0.5); n >= MinMedianSamples && left < median {
-		return outcome.Mark(&pipeline.StopError{Stage: Kind, Name: host, Reason: pipeline.TooLittleTime},
+		return outcome.Mark(&pipeline.StopError{Stage: Kind, Name: host.String(), Reason: pipeline.TooLittleTime},
 			outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true})
 	}
 	h := r.Header.Clone()
@@ -68,24 +68,16 @@ const Kind = "http"
 // h. A header that is not a whole number of milliseconds is ignored.
 func ServerDeadline(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v := r.Header.Get(TimeoutHeader)
-		if v == "" {
+		ms, err := strconv.ParseInt(r.Header.Get(TimeoutHeader), 10, 64)
+		switch {
+		case err != nil || ms < 0: // none, or not a time
 			h.ServeHTTP(w, r)
 			return
-		}
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 0 {
-			h.ServeHTTP(w, r)
-			return
-		}
-		if ms == 0 {
+		case ms == 0:
 			http.Error(w, "the caller has no time left", http.StatusGatewayTimeout)
 			return
 		}
-		d := time.Duration(ms) * time.Millisecond
-		if ms > int64(maxHeaderTimeout/time.Millisecond) {
-			d = maxHeaderTimeout
-		}
+		d := time.Duration(min(ms, int64(maxHeaderTimeout/time.Millisecond))) * time.Millisecond
 		ctx, cancel := context.WithTimeout(r.Context(), d) // keeps an earlier deadline the request had
 		defer cancel()
 		h.ServeHTTP(w, r.WithContext(ctx))

@@ -222,7 +222,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := calls.Get().(*call)
 	c.base, c.req = t.base, req
 	if t.cfg.PropagateDeadline != nil && t.cfg.PropagateDeadline(h) {
-		c.est, c.host = s.std.Estimator, h.String()
+		c.est, c.host = s.std.Estimator, h
 	}
 	resp, err := p.Execute(req.Context(), c.send)
 	if !c.taken.Load() {
@@ -261,7 +261,7 @@ type call struct {
 	// est measures the host's attempts, if the request's deadline goes to
 	// the host (Config.PropagateDeadline); nil otherwise.
 	est  *latency.Estimator
-	host string
+	host Host
 }
 
 // calls is the pool of calls.
@@ -273,7 +273,7 @@ var calls = sync.Pool{New: func() any {
 
 // recycle puts c back in the pool.
 func (c *call) recycle() {
-	c.base, c.req, c.est, c.host = nil, nil, nil, ""
+	c.base, c.req, c.est, c.host = nil, nil, nil, Host{}
 	c.taken.Store(false)
 	calls.Put(c)
 }
