@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -110,7 +110,7 @@ type Pipeline[T any] struct {
 // from settings read at run time.
 func New[T any](policies ...Policy[T]) *Pipeline[T] {
 	for i, p := range policies {
-		if isNil(p) {
+		if nilness.Of(p) {
 			panic(fmt.Sprintf("pipeline: New: policy %d of %d is nil", i+1, len(policies)))
 		}
 	}
@@ -128,18 +128,6 @@ func New[T any](policies ...Policy[T]) *Pipeline[T] {
 	p.guards.New = func() any { return newGuard[T](p.guards) }
 	p.label()
 	return p
-}
-
-// isNil reports whether p is nil or holds a nil pointer or function.
-func isNil(p any) bool {
-	if p == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(p); v.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 // With returns a copy of p that also uses the options set in o: every field of

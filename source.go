@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/resilience-go/pipeline/internal/nilness"
+)
 
 // Source says where an event came from, so that one hook shared by many
 // pipelines and breakers can tell them apart: which pipeline, which kind of
@@ -50,7 +54,7 @@ const sourcePipeline = "pipeline"
 func describe[T any](policies []Policy[T]) []StageInfo {
 	infos := make([]StageInfo, len(policies))
 	for i, p := range policies {
-		if d, ok := p.(Described); ok && !isNil(p) {
+		if d, ok := p.(Described); ok && !nilness.Of(p) {
 			infos[i] = d.Stage()
 		}
 	}

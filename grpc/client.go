@@ -11,6 +11,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/health"
+	"github.com/resilience-go/pipeline/internal/keyed"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -65,6 +66,7 @@ type Client struct {
 	kinds        kinds
 	userClassify func(method string, err error, trailer metadata.MD) (outcome.Verdict, bool)
 	scopes       *registry.Registry[Key, *scope]
+	obs          *keyed.Observer // Config.Observer's; nil for none
 }
 
 // scope is the state of one Key: its standard pipeline, for idempotent
@@ -104,6 +106,8 @@ func New(cfg Config) (*Client, error) {
 		cfg.Standard.Retry.RefusalPause = -1 // a refused RPC returns at once: see Config.Standard
 	}
 	c := &Client{cfg: cfg, kinds: kindsOf(cfg.Codes), userClassify: cfg.Classify}
+	c.obs = keyed.Observe(cfg.Observer, family, cfg.Clock)
+	c.cfg.OnEvent = c.obs.Hook(cfg.OnEvent)
 	if len(cfg.Methods) > 0 {
 		c.methods = make(map[string]Method, len(cfg.Methods))
 		for name, m := range cfg.Methods {
@@ -121,8 +125,12 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.scopes = scopes
+	c.obs.Watch(c.Health())
 	return c, nil
 }
+
+// family names the client's scopes together, for its Observer.
+const family = "grpc"
 
 // build builds the state of key, on its first RPC.
 func (c *Client) build(key Key) (*scope, error) {

@@ -12,7 +12,9 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/internal/keyed"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
@@ -75,6 +77,13 @@ type Config struct {
 	// "breaker", Name: the key}), beside any hook Standard.Breaker.OnEvent
 	// sets. See pipeline.Options.OnEvent.
 	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
+	// Observer, if not nil, is told of every scope: it gets the events
+	// OnEvent gets, through its KeyedHook for the family "grpc", every RPC's
+	// duration and outcome (a stream's until it opens), and the client's
+	// Health, which it reads as it pleases. A *pipelineotel.Telemetry (the
+	// OpenTelemetry module) is one: with it, every scope's RPCs, attempts,
+	// stops, breaker and budget are in its metrics, from this one field.
+	Observer health.Observer
 	// MaxScopes is the most scopes whose state is kept at once; a new scope
 	// beyond it evicts the one used longest ago. Zero means DefaultMaxScopes
 	// (1024); negative is refused.
@@ -128,6 +137,9 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("pipelinegrpc: Config."+format, args...))
+	}
+	if c.Observer != nil && nilness.Of(c.Observer) {
+		bad("Observer is a nil %T: pass nil for none, or one that exists", c.Observer)
 	}
 	if c.MaxScopes < 0 {
 		bad("MaxScopes must not be negative (0 means the default %d), got %d", DefaultMaxScopes, c.MaxScopes)

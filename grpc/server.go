@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
@@ -163,7 +163,7 @@ func NewShedder(cfg ShedConfig) (*Shedder, error) {
 
 // limitStage makes the stage l stands for.
 func limitStage(l pipeline.Described) (pipeline.Policy[Served], error) {
-	if l == nil || isNilValue(l) {
+	if nilness.Of(l) {
 		return nil, fmt.Errorf("nil (%T)", l)
 	}
 	switch l := l.(type) {
@@ -177,15 +177,6 @@ func limitStage(l pipeline.Described) (pipeline.Policy[Served], error) {
 		return l, nil
 	}
 	return nil, fmt.Errorf("a %T is neither a limit (*bulkhead.Bulkhead, *adaptive.Limiter, *ratelimit.Limiter) nor a pipeline.Policy[pipelinegrpc.Served]", l)
-}
-
-// isNilValue reports whether v holds a nil pointer or function.
-func isNilValue(v any) bool {
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan:
-		return r.IsNil()
-	}
-	return false
 }
 
 // ServerOptions returns the options that install s on a server: its unary

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/keyed"
+	"github.com/resilience-go/pipeline/outcome"
 )
 
 // Stream is a grpc.StreamClientInterceptor that runs the opening of the
@@ -49,7 +51,7 @@ func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	if err != nil {
 		return nil, err
 	}
-	o := &opener{ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, watch: watch}
+	o := &opener{ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, watch: watch, obs: c.obs}
 	p := s.opening
 	switch {
 	case replay && !desc.ClientStreams:
@@ -57,7 +59,9 @@ func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	case replay: // nothing is sent before the stream opens: its opening may be tried again
 		p = s.reopening
 	}
+	start := c.obs.Start()
 	a, err := p.Execute(ctx, o.open)
+	c.obs.Done(ctx, start, outcome.Verdict{}, err)
 	if err != nil {
 		if a != nil {
 			a.release()
@@ -75,7 +79,8 @@ type opener struct {
 	method   string
 	streamer grpc.Streamer
 	opts     []grpc.CallOption
-	watch    bool // a failed attempt looks again at the channel's retryPolicy
+	watch    bool            // a failed attempt looks again at the channel's retryPolicy
+	obs      *keyed.Observer // the client's, told when the stream has opened
 }
 
 // open opens a stream on a context of its own, derived from the caller's,
@@ -203,7 +208,9 @@ func (r *replayStream) start() error {
 
 	defer close(r.done)
 	r.err = errStreamPanicked // until the pipeline returns
+	begun := r.o.obs.Start()
 	a, err := r.p.Execute(r.o.ctx, r.attempt)
+	r.o.obs.Done(r.o.ctx, begun, outcome.Verdict{}, err)
 	if err == nil {
 		r.won, r.err = a, nil
 		return nil

@@ -47,7 +47,9 @@ func (c *Client) unary(ctx context.Context, method string, req, reply any, cc *g
 	u := unaryCalls.Get().(*unaryCall)
 	u.set(ctx, method, req, reply, cc, invoker, opts)
 	u.watch = watch
+	start := c.obs.Start()
 	a, err := p.Execute(ctx, u.run)
+	c.obs.Done(ctx, start, outcome.Verdict{}, err)
 	err = u.finish(a, err)
 	u.reset()
 	unaryCalls.Put(u)

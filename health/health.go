@@ -6,12 +6,12 @@ import (
 	"expvar"
 	"iter"
 	"net/http"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/standard"
 )
@@ -171,7 +171,7 @@ type Registry struct {
 // naming the argument, if s is nil (or a nil pointer behind the interface),
 // which would otherwise panic later, in Report.
 func (r *Registry) Add(s Source) (remove func()) {
-	if s == nil || isNil(s) {
+	if nilness.Of(s) {
 		panic("health: Registry.Add: the source is nil: pass one from health.Of, Preset, Scopes or a type with a Dependencies method")
 	}
 	r.mu.Lock()
@@ -240,15 +240,4 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // JSON under /debug/vars, for a service without OpenTelemetry.
 func (r *Registry) Func() expvar.Func {
 	return func() any { return r.Report() }
-}
-
-// isNil reports whether s is a nil pointer, function or map behind a non-nil
-// interface.
-func isNil(s Source) bool {
-	v := reflect.ValueOf(s)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -41,13 +42,24 @@ func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipel
 	clock := next.Clock()
 	start := now(clock)
 	r := next.Run(ctx)
-	i := outcomeIndex(r.Err)
-	if i == outcomeOKIndex && r.Verdict.Kind != outcome.OK {
-		i = outcomeErrorIndex // a value judged a failure, with no stage to say so
-	}
-	c.t.recordCall(ctx, cmp.Or(c.family, next.Source().Pipeline), since(clock, start), i)
+	c.t.ObserveCall(ctx, cmp.Or(c.family, next.Source().Pipeline), since(clock, start), r.Verdict, r.Err)
 	return r
 }
+
+// ObserveCall records a call of family's pipelines, an integration's (see
+// health.Observer), in resilience.call.duration: d, labelled with family as
+// the pipeline's name and with the call's outcome, that of err or, for a
+// value v judges a failure, "error".
+func (t *Telemetry) ObserveCall(ctx context.Context, family string, d time.Duration, v outcome.Verdict, err error) {
+	i := outcomeIndex(err)
+	if i == outcomeOKIndex && v.Kind != outcome.OK {
+		i = outcomeErrorIndex
+	}
+	t.recordCall(ctx, family, d, i)
+}
+
+// The integrations take a Telemetry as their Observer.
+var _ health.Observer = (*Telemetry)(nil)
 
 // recordCall records a call of the pipeline named name that took d and ended
 // as outcome i (see outcomeIndex).

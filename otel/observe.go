@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/standard"
 )
@@ -83,28 +84,22 @@ func (w *watchlist) collect(_ context.Context, o metric.Observer) error {
 	return nil
 }
 
-// breaker reports b's state and pressure; a nil b, nothing.
-func (w *watchlist) breaker(o metric.Observer, b *breaker.Breaker) {
-	if b == nil {
-		return
+// dependency reports d's breaker state and pressure and its budget's
+// balance and utilization, those it has.
+func (w *watchlist) dependency(o metric.Observer, d health.Dependency) {
+	if b := d.Breaker; b != nil {
+		o.ObserveInt64(w.state, 1, metric.WithAttributeSet(attribute.NewSet(breakerLabels(d.Name, snake(b.State), b.Shadow)...)))
+		kvs := []attribute.KeyValue{AttrBreaker.String(d.Name)}
+		if b.Shadow {
+			kvs = append(kvs, AttrBreakerShadow.Bool(true))
+		}
+		o.ObserveFloat64(w.pressure, b.Pressure, metric.WithAttributeSet(attribute.NewSet(kvs...)))
 	}
-	shadow := b.Shadow()
-	o.ObserveInt64(w.state, 1, metric.WithAttributeSet(attribute.NewSet(breakerLabels(b.Name(), stateName(b.State()), shadow)...)))
-	kvs := []attribute.KeyValue{AttrBreaker.String(b.Name())}
-	if shadow {
-		kvs = append(kvs, AttrBreakerShadow.Bool(true))
+	if b := d.Budget; b != nil {
+		set := metric.WithAttributeSet(attribute.NewSet(AttrBudget.String(d.Name)))
+		o.ObserveFloat64(w.tokens, b.Tokens, set)
+		o.ObserveFloat64(w.utilization, b.Utilization, set)
 	}
-	o.ObserveFloat64(w.pressure, b.Pressure(), metric.WithAttributeSet(attribute.NewSet(kvs...)))
-}
-
-// budget reports b's balance and utilization; a nil b (unlimited), nothing.
-func (w *watchlist) budget(o metric.Observer, b *budget.Budget) {
-	if b == nil {
-		return
-	}
-	set := metric.WithAttributeSet(attribute.NewSet(AttrBudget.String(b.Name())))
-	o.ObserveFloat64(w.tokens, b.Tokens(), set)
-	o.ObserveFloat64(w.utilization, b.Utilization(), set)
 }
 
 // ObserveBreaker reports b's state and pressure in the observable gauges
@@ -113,7 +108,7 @@ func (w *watchlist) budget(o metric.Observer, b *budget.Budget) {
 // nothing (see breaker.Breaker.State). Give every observed breaker its own
 // name: two of one name report one series.
 func (t *Telemetry) ObserveBreaker(b *breaker.Breaker) (stop func()) {
-	return t.watched.add(func(o metric.Observer) { t.watched.breaker(o, b) })
+	return t.ObserveHealth(health.Of(b.Name(), b, nil))
 }
 
 // ObserveBudget reports b's balance and utilization in the observable
@@ -124,15 +119,26 @@ func (t *Telemetry) ObserveBudget(b *budget.Budget) (stop func()) {
 	if b == nil {
 		return func() {}
 	}
-	return t.watched.add(func(o metric.Observer) { t.watched.budget(o, b) })
+	return t.ObserveHealth(health.Of(b.Name(), nil, b))
+}
+
+// ObserveHealth reports the breaker and budget of every dependency src
+// lists at each collection, as ObserveBreaker and ObserveBudget do, each
+// labelled with the dependency's name, until stop is called: a dependency
+// src no longer lists is no longer reported. It is how an integration's
+// hosts or targets are observed (see health.Observer), and works for any
+// source of a health view; src must list each name once.
+func (t *Telemetry) ObserveHealth(src health.Source) (stop func()) {
+	return t.watched.add(func(o metric.Observer) {
+		for d := range src.Dependencies() {
+			t.watched.dependency(o, d)
+		}
+	})
 }
 
 // observePreset observes the breaker and budget of a standard pipeline.
 func observePreset[T any](t *Telemetry, p *standard.Pipeline[T]) (stop func()) {
-	return t.watched.add(func(o metric.Observer) {
-		t.watched.breaker(o, p.Breaker)
-		t.watched.budget(o, p.Budget)
-	})
+	return t.ObserveHealth(health.Preset(p))
 }
 
 // ObserveScopes reports the breaker and budget of every key s holds at each
@@ -140,13 +146,8 @@ func observePreset[T any](t *Telemetry, p *standard.Pipeline[T]) (stop func()) {
 // a key evicted is no longer reported, a key added is. Each key's series are
 // labelled with its pipeline's name, so their number is bounded by the
 // scopes' MaxKeys; keep it under the meter provider's cardinality limit
-// (2000 series per instrument by default in the Go SDK).
+// (2000 series per instrument by default in the Go SDK). Reading the keys
+// is not a use: a key still goes idle and is evicted as it would.
 func ObserveScopes[K comparable, T any](t *Telemetry, s *standard.Scopes[K, T]) (stop func()) {
-	return t.watched.add(func(o metric.Observer) {
-		s.Range(func(_ K, p *standard.Pipeline[T]) bool {
-			t.watched.breaker(o, p.Breaker)
-			t.watched.budget(o, p.Budget)
-			return true
-		})
-	})
+	return t.ObserveHealth(health.Scopes(s))
 }

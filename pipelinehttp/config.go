@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/internal/keyed"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
@@ -67,6 +68,13 @@ type Config struct {
 	// Name: the host}), beside any hook Standard.Breaker.OnEvent sets. See
 	// pipeline.Options.OnEvent.
 	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
+	// Observer, if not nil, is told of every host: it gets the events OnEvent
+	// gets, through its KeyedHook for the family Kind ("http"), every
+	// call's duration and outcome, and the transport's Health, which it
+	// reads as it pleases. A *pipelineotel.Telemetry (the OpenTelemetry
+	// module) is one: with it, every host's calls, attempts, stops,
+	// breaker and budget are in its metrics, from this one field.
+	Observer health.Observer
 	// MaxHosts is the most hosts whose state is kept at once; a new host
 	// beyond it evicts the one seen longest ago. Zero means DefaultMaxHosts
 	// (1024); negative is refused.
@@ -104,8 +112,11 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("pipelinehttp: Config."+format, args...))
 	}
-	if c.Base != nil && isNilPointer(c.Base) {
+	if c.Base != nil && nilness.Of(c.Base) {
 		bad("Base is a nil %T: pass nil for http.DefaultTransport, or a transport that exists", c.Base)
+	}
+	if c.Observer != nil && nilness.Of(c.Observer) {
+		bad("Observer is a nil %T: pass nil for none, or one that exists", c.Observer)
 	}
 	if c.MaxHosts < 0 {
 		bad("MaxHosts must not be negative (0 means the default %d), got %d", DefaultMaxHosts, c.MaxHosts)
@@ -143,16 +154,4 @@ func describe(resp *http.Response) string {
 		return strings.TrimSpace(resp.Status)
 	}
 	return http.StatusText(resp.StatusCode)
-}
-
-// isNilPointer reports whether rt is a nil pointer (or another nil of a kind
-// that can be) behind a non-nil interface: (*http.Transport)(nil), which
-// would panic at its first request.
-func isNilPointer(rt http.RoundTripper) bool {
-	v := reflect.ValueOf(rt)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/keyed"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -91,6 +92,7 @@ type Transport struct {
 	clock        clockwork.Clock   // nil for real time
 	elapsed      clock.Elapsed     // clock, read by the bodies' stall watches
 	stalls       *callctx.Schedule // the bodies' stall watches, one runtime timer for all
+	obs          *keyed.Observer   // Config.Observer's; nil for none
 	hosts        *registry.Registry[Host, *scope]
 }
 
@@ -136,6 +138,8 @@ func New(cfg Config) (*Transport, error) {
 		cfg.Standard.Retry.RefusalPause = -1 // a refused request returns at once: see Config.Standard
 	}
 	t := &Transport{base: cfg.Base, cfg: cfg, userClassify: cfg.Classify, clock: cfg.Clock}
+	t.obs = keyed.Observe(cfg.Observer, Kind, cfg.Clock)
+	t.cfg.OnEvent = t.obs.Hook(cfg.OnEvent)
 	t.elapsed.Clock = cfg.Clock
 	t.elapsed.Start()
 	t.stalls = callctx.NewSchedule(cfg.Clock)
@@ -149,6 +153,7 @@ func New(cfg Config) (*Transport, error) {
 		return nil, err
 	}
 	t.hosts = hosts
+	t.obs.Watch(t.Health())
 	return t, nil
 }
 
@@ -224,7 +229,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.cfg.PropagateDeadline != nil && t.cfg.PropagateDeadline(h) {
 		c.est, c.host = s.std.Estimator, h
 	}
+	start := t.obs.Start()
 	resp, err := p.Execute(req.Context(), c.send)
+	if t.obs != nil {
+		t.observe(req.Context(), start, resp, err)
+	}
 	if !c.taken.Load() {
 		closeBody(req) // no attempt sent it: the contract says RoundTrip closes it
 	}
@@ -239,6 +248,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		release(resp)
 	}
 	return nil, err
+}
+
+// observe tells the observer of a call started at start that returned resp
+// and err: a response is judged as its attempt was (a 503 the retries ended
+// on is a failure, though RoundTrip returns it with a nil error).
+func (t *Transport) observe(ctx context.Context, start time.Duration, resp *http.Response, err error) {
+	var v outcome.Verdict
+	if err == nil && resp != nil {
+		v, _ = t.classifyAt(resp, nil, time.Time{})
+	}
+	t.obs.Done(ctx, start, v, err)
 }
 
 // closeBody closes req's body, if it has one.

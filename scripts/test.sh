@@ -30,7 +30,7 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
 	fi
 fi
 
-modules=". downstream otel grpc fleet scripts/releasecheck"
+modules=". downstream downstream/observe examples/service otel grpc fleet scripts/releasecheck"
 if ! command -v redis-server >/dev/null 2>&1; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "test.sh: installing redis-server for the fleet/ tests" >&2
@@ -39,7 +39,7 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "test.sh: WARNING: no redis-server and none could be installed: the fleet/ module is NOT tested" >&2
-	modules=". downstream otel grpc scripts/releasecheck"
+	modules=". downstream downstream/observe examples/service otel grpc scripts/releasecheck"
 else
 	# A port of our own: start a redis-server on the first port that looks
 	# free and keep it once the server answering there says, by its process

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
@@ -108,7 +108,7 @@ func New(next http.Handler, cfg Config) (*Handler, error) {
 
 // stage makes the stage l stands for.
 func stage(l pipeline.Described) (pipeline.Policy[Served], error) {
-	if l == nil || isNil(l) {
+	if nilness.Of(l) {
 		return nil, fmt.Errorf("nil (%T)", l)
 	}
 	switch l := l.(type) {
@@ -122,15 +122,6 @@ func stage(l pipeline.Described) (pipeline.Policy[Served], error) {
 		return l, nil
 	}
 	return nil, fmt.Errorf("a %T is neither a limit (*ratelimit.Limiter, *bulkhead.Bulkhead, *adaptive.Limiter) nor a pipeline.Policy[shed.Served]", l)
-}
-
-// isNil reports whether v holds a nil pointer or function.
-func isNil(v any) bool {
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan:
-		return r.IsNil()
-	}
-	return false
 }
 
 // call is one request on its way through the pipeline. Calls are pooled, with

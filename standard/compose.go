@@ -3,9 +3,9 @@ package standard
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -64,7 +64,7 @@ func stage[T any](s pipeline.Described) (pipeline.Policy[T], error) {
 	case nil:
 		return nil, errors.New("nil")
 	case pipeline.Policy[T]:
-		if isNil(s) {
+		if nilness.Of(s) {
 			return nil, fmt.Errorf("a nil %T", s)
 		}
 		return s, nil
@@ -103,14 +103,4 @@ func stage[T any](s pipeline.Described) (pipeline.Policy[T], error) {
 	}
 	var zero T
 	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, ceiling.Config, fallback.Config[T], fault.Config[T], *breaker.Breaker, *ratelimit.Limiter, *bulkhead.Bulkhead, *adaptive.Limiter)", s, zero)
-}
-
-// isNil reports whether v holds a nil pointer, function or other nilable
-// value: a stage whose constructor's error was ignored.
-func isNil(v any) bool {
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return r.IsNil()
-	}
-	return false
 }

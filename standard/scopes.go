@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/registry"
 )
@@ -63,7 +64,7 @@ func (c ScopesConfig[K, T]) Validate() error {
 		errs = append(errs, fmt.Errorf("standard: ScopesConfig.IdleAfter must not be negative (0 means %v), got %v", registry.DefaultIdleAfter, c.IdleAfter))
 	}
 	for i, p := range c.Outer {
-		if p == nil || isNil(p) {
+		if nilness.Of(p) {
 			errs = append(errs, fmt.Errorf("standard: ScopesConfig.Outer[%d] is nil", i))
 		}
 	}
