@@ -139,6 +139,28 @@ func TestAttemptNumberAndEvents(t *testing.T) {
 	}, events)
 }
 
+// TestElapsedReadsThePipelinesClock: a stage measures with Next.Elapsed, on
+// the pipeline's clock, fake or real.
+func TestElapsedReadsThePipelinesClock(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	var took time.Duration
+	measure := pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
+		start := next.Elapsed()
+		r := next.Run(ctx)
+		took = next.Elapsed() - start
+		return r
+	})
+	work := func(context.Context) (int, error) { clock.Advance(42 * time.Millisecond); return 1, nil }
+	_, err := pipeline.New(measure).With(pipeline.Options[int]{Clock: clock}).Execute(t.Context(), work)
+	require.NoError(t, err)
+	assert.Equal(t, 42*time.Millisecond, took)
+
+	_, err = pipeline.New(measure).Execute(t.Context(), work) // real time: the fake clock's advance is not seen
+	require.NoError(t, err)
+	assert.Less(t, took, 42*time.Millisecond)
+	assert.GreaterOrEqual(t, took, time.Duration(0))
+}
+
 func TestWithLeavesTheOriginalUnchanged(t *testing.T) {
 	called := false
 	base := pipeline.New[int]()

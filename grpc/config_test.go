@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/standard"
 )
@@ -24,9 +25,11 @@ func TestConfigRefusesNamingEveryField(t *testing.T) {
 		Codes:     map[codes.Code]outcome.Kind{codes.OK: outcome.Transient, codes.Code(99): outcome.Permanent, codes.Aborted: outcome.Kind(7)},
 		MaxScopes: -1,
 		IdleAfter: -time.Second,
+		Observer:  (*observer)(nil),
 	})
 	require.Error(t, err)
 	for _, want := range []string{
+		"Config.Observer is a nil *pipelinegrpc_test.observer: pass nil for none",
 		"Config.MaxScopes must not be negative",
 		"Config.IdleAfter must not be negative",
 		"Config.Standard.Name must be empty",
@@ -43,6 +46,9 @@ func TestConfigRefusesNamingEveryField(t *testing.T) {
 	assert.NotContains(t, err.Error(), `"/pkg.S/"`, "a service's prefix is valid")
 	assert.NoError(t, pipelinegrpc.Config{}.Validate(), "the zero Config")
 }
+
+// observer is an Observer of no use but its type.
+type observer struct{ health.Observer }
 
 // TestAScopeThatCannotBeBuiltFailsItsCalls has For return an impossible
 // configuration: the call is not sent and fails with Internal, naming For

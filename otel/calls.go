@@ -39,10 +39,9 @@ func (c *CallStage[T]) Stage() pipeline.StageInfo {
 
 // Execute runs the call and records it. A call that panics is not recorded.
 func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	clock := next.Clock()
-	start := now(clock)
+	start := next.Elapsed()
 	r := next.Run(ctx)
-	c.t.ObserveCall(ctx, cmp.Or(c.family, next.Source().Pipeline), since(clock, start), r.Verdict, r.Err)
+	c.t.ObserveCall(ctx, cmp.Or(c.family, next.Source().Pipeline), next.Elapsed()-start, r.Verdict, r.Err)
 	return r
 }
 

@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"reflect"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -21,8 +20,8 @@ import (
 type Pipeline[T any] struct {
 	*standard.Pipeline[T]
 	t     *Telemetry
-	clock clockwork.Clock // nil: real time
-	calls *callSets       // of the pipeline's name
+	clock *clock.Elapsed // the pipeline's clock, which calls are measured on
+	calls *callSets      // of the pipeline's name
 	stop  func()
 }
 
@@ -42,7 +41,7 @@ func NewStandard[T any](t *Telemetry, cfg standard.Config) (*Pipeline[T], error)
 		return nil, err
 	}
 	q := Instrument(t, p)
-	q.clock = cfg.Clock
+	q.clock = elapsed(cfg.Clock)
 	return q, nil
 }
 
@@ -62,6 +61,7 @@ func Instrument[T any](t *Telemetry, p *standard.Pipeline[T]) *Pipeline[T] {
 	return &Pipeline[T]{
 		Pipeline: p.With(pipeline.Options[T]{OnEvent: t.Hook()}),
 		t:        t,
+		clock:    elapsed(nil),
 		calls:    t.calls.get(p.Name()),
 		stop:     observePreset(t, p),
 	}
@@ -70,9 +70,9 @@ func Instrument[T any](t *Telemetry, p *standard.Pipeline[T]) *Pipeline[T] {
 // Execute runs fn through the pipeline, as standard.Pipeline's Execute does,
 // and records the call in resilience.call.duration.
 func (p *Pipeline[T]) Execute(ctx context.Context, fn pipeline.Func[T]) (T, error) {
-	start := now(p.clock)
+	start := p.clock.Read()
 	v, err := p.Pipeline.Execute(ctx, fn)
-	p.t.callDuration.Record(ctx, since(p.clock, start).Seconds(), p.calls.outcome(outcomeIndex(err)).rec...)
+	p.t.callDuration.Record(ctx, (p.clock.Read() - start).Seconds(), p.calls.outcome(outcomeIndex(err)).rec...)
 	return v, err
 }
 
@@ -135,25 +135,11 @@ func NewScopes[K comparable, T any](t *Telemetry, cfg standard.ScopesConfig[K, T
 // observable gauges; events and calls are still recorded. It is idempotent.
 func (s *Scopes[K, T]) Unobserve() { s.stop() }
 
-// epoch is what real time is read against: time.Since reads only the
-// monotonic clock, which costs half of what time.Now does.
-var epoch = time.Now()
-
-// realClock is the type of clockwork's real clock, whose Since reads
-// time.Now in full: now reads the monotonic clock alone in its place.
-var realClock = reflect.TypeOf(clockwork.NewRealClock())
-
-// now reads clock, as the time elapsed since epoch; a nil clock is real time.
-func now(clock clockwork.Clock) time.Duration {
-	if clock == nil || reflect.TypeOf(clock) == realClock {
-		return time.Since(epoch)
-	}
-	return clock.Since(epoch)
-}
-
-// since is the time elapsed on clock since start, a reading of now.
-func since(clock clockwork.Clock, start time.Duration) time.Duration {
-	return now(clock) - start
+// elapsed reads c (nil for real time) for a pipeline's calls.
+func elapsed(c clockwork.Clock) *clock.Elapsed {
+	e := &clock.Elapsed{Clock: c}
+	e.Start()
+	return e
 }
 
 // errNilTelemetry is what NewStandard returns, and Instrument panics with,

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinehttp"
 	"github.com/resilience-go/pipeline/policy/retry"
@@ -163,6 +164,9 @@ func (h *harness) attemptsOf(name string) int {
 	return h.attempts[name]
 }
 
+// observer is an Observer of no use but its type.
+type observer struct{ health.Observer }
+
 // TestBadTransportsFailAtOnceNamingTheFix: a nil *http.Transport as the base,
 // and a zero Transport, used to panic with a raw nil dereference at the first
 // request; they now fail at once, saying what to pass instead (issue #27
@@ -173,6 +177,9 @@ func TestBadTransportsFailAtOnceNamingTheFix(t *testing.T) {
 	assert.Contains(t, err.Error(), "Config.Base is a nil *http.Transport: pass nil for http.DefaultTransport")
 	assert.PanicsWithError(t, err.Error(), func() { pipelinehttp.NewTransport((*http.Transport)(nil)) })
 	assert.NotPanics(t, func() { pipelinehttp.NewTransport(nil) })
+	_, err = pipelinehttp.New(pipelinehttp.Config{Observer: (*observer)(nil)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Config.Observer is a nil *pipelinehttp_test.observer: pass nil for none")
 
 	var zero pipelinehttp.Transport
 	const want = "pipelinehttp: Transport used without pipelinehttp.New or NewTransport (its zero value is not usable)"

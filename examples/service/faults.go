@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// faults is what the fake upstreams do wrong: the share of requests they
+// fail, the share they answer slowly and how slowly, and a recurring outage
+// during which they fail everything. Each fake keeps its own count of
+// requests and picks the failing and the slow ones from it, evenly spread
+// (see picked), so that a share of 0.02 is every 50th request, not a draw:
+// a test knows which requests fail. The shares may be changed while the
+// fakes run; faults is safe for concurrent use.
+type faults struct {
+	fail atomic.Uint64 // share of requests failed, as math.Float64bits
+	slow atomic.Uint64 // share of requests answered after slowFor, likewise
+
+	// slowFor is how long a slow request waits before its answer.
+	slowFor time.Duration
+	// outage is how long, at the end of every outageEvery since start, the
+	// fakes fail every request; zero for no outage.
+	outage, outageEvery time.Duration
+	start               time.Time
+}
+
+// newFaults returns faults that fail the share fail of requests, answer the
+// share slow of them after slowFor, and fail everything for the last outage
+// of every outageEvery (none if outage is zero).
+func newFaults(fail, slow float64, slowFor, outage, outageEvery time.Duration) *faults {
+	f := &faults{slowFor: slowFor, outage: outage, outageEvery: outageEvery, start: time.Now()}
+	f.setFail(fail)
+	f.slow.Store(math.Float64bits(slow))
+	return f
+}
+
+// setFail makes the fakes fail the share s of their requests from now on.
+func (f *faults) setFail(s float64) { f.fail.Store(math.Float64bits(s)) }
+
+// verdict is what a fake does with its n-th request (from 1): whether it
+// fails it, and how long it waits before it answers.
+type verdict struct {
+	fail bool
+	wait time.Duration
+}
+
+// judge decides the fate of a fake's n-th request, received at now.
+func (f *faults) judge(n uint64, now time.Time) verdict {
+	if f.inOutage(now) || picked(n, math.Float64frombits(f.fail.Load())) {
+		return verdict{fail: true}
+	}
+	if picked(n, math.Float64frombits(f.slow.Load())) {
+		return verdict{wait: f.slowFor}
+	}
+	return verdict{}
+}
+
+// inOutage reports whether now falls in an outage: the last f.outage of
+// every f.outageEvery since the fakes started.
+func (f *faults) inOutage(now time.Time) bool {
+	if f.outage <= 0 || f.outageEvery <= 0 {
+		return false
+	}
+	return now.Sub(f.start)%f.outageEvery >= f.outageEvery-f.outage
+}
+
+// picked reports whether the n-th request (from 1) is among the share s of
+// requests picked evenly: it is when n*s crosses an integer, so a share of
+// 0.25 picks requests 4, 8, 12, ..., a share of 1 picks every request and a
+// share of 0 none.
+func picked(n uint64, s float64) bool {
+	if s <= 0 || n == 0 {
+		return false
+	}
+	if s >= 1 {
+		return true
+	}
+	return math.Floor(float64(n)*s) != math.Floor(float64(n-1)*s)
+}
+
+// pause waits d, or until ctx is done (a hedge's loser, a caller gone),
+// and reports whether it waited all of d.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
