@@ -29,7 +29,7 @@ func TestScopesReportEveryKeyThroughOneCall(t *testing.T) {
 	srv := newFlaky(t)
 	logEvents := pipeline.LogEvents(logger)
 	scopes, err := pipelineotel.NewScopes(m.tel, standard.ScopesConfig[string, string]{
-		Config:  standard.Config{Retry: fastRetries, Breaker: breaker.Config{}},
+		Config:  standard.Config{Retry: fastRetries, Breaker: breaker.Config{OnEvent: logEvents}},
 		Options: pipeline.Options[string]{OnEvent: logEvents},
 	})
 	require.NoError(t, err)

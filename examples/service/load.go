@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -45,5 +46,5 @@ func dialable(addr net.Addr) string {
 	if !ok || !tcp.IP.IsUnspecified() {
 		return addr.String()
 	}
-	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
