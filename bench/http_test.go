@@ -98,7 +98,7 @@ type httpRow struct {
 
 // httpRows are the rows, in order.
 func httpRows() []httpRow {
-	return append([]httpRow{{"bare", bareHTTP}, {"ours", oursHTTP}, {"ours-nohedge", oursHTTPNoHedge}}, failsafeHTTP...)
+	return append([]httpRow{{"bare", bareHTTP}, {"ours", oursHTTP}, {"ours-otel", oursHTTPObserved}, {"ours-nohedge", oursHTTPNoHedge}}, failsafeHTTP...)
 }
 
 // getter returns a function that GETs url with client, reads the body to its
@@ -144,7 +144,8 @@ func runHTTP(b *testing.B, url string, newBase func() http.RoundTripper) {
 
 // BenchmarkHTTP is one GET of a small body over loopback, read to its end and
 // closed, on the success path. Its rows are HTTP/ok/bare (the floor),
-// HTTP/ok/ours, HTTP/ok/ours-nohedge and HTTP/ok/failsafe.
+// HTTP/ok/ours, HTTP/ok/ours-otel (ours observed by the OpenTelemetry
+// module), HTTP/ok/ours-nohedge and HTTP/ok/failsafe.
 func BenchmarkHTTP(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
