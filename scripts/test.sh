@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Checks that every module's go.mod is tidy, and runs go vet, staticcheck and
 # every test of every module (the library; the
-# nested downstream/ module that uses it as a user would; and the nested otel/
-# and grpc/ modules, which keep OpenTelemetry and gRPC out of the library's
-# dependencies; and the nested fleet/ module, which keeps Redis out of them)
+# nested downstream/ and downstream/observe/ modules that use it as a user
+# would, the second through OpenTelemetry; examples/service, a runnable
+# service whose tests build and run it; the nested otel/ and grpc/ modules,
+# which keep OpenTelemetry and gRPC out of the library's dependencies; and the
+# nested fleet/ module, which keeps Redis out of them)
 # under the race detector, then builds the benchmark harness and runs each
 # benchmark once so it cannot rot, and runs the release check
 # (scripts/release-check.sh) for the version in VERSION.

@@ -28,6 +28,7 @@ func TestTransportReportsEveryHostThroughOneField(t *testing.T) {
 		OnEvent:  pipeline.LogEvents(logger),
 	})
 	require.NoError(t, err)
+	t.Cleanup(tr.CloseIdleConnections)
 	client := &http.Client{Transport: tr}
 	u, err := url.Parse(srv.URL)
 	require.NoError(t, err)

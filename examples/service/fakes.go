@@ -67,10 +67,10 @@ func (fk *fakes) close() error {
 // fakeHandler answers each request as f judges it: a 503 for a failure,
 // after a wait for a slow one, and a line of text otherwise.
 func fakeHandler(f *faults) http.Handler {
-	var requests atomic.Uint64
+	judge := f.judge()
+	var answers atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := requests.Add(1)
-		v := f.judge(n, time.Now())
+		v := judge(time.Now())
 		if !pause(r.Context(), v.wait) {
 			return // the caller left: a hedge's loser, a call that timed out
 		}
@@ -78,16 +78,16 @@ func fakeHandler(f *faults) http.Handler {
 			http.Error(w, "fake upstream: failing on purpose", http.StatusServiceUnavailable)
 			return
 		}
-		fmt.Fprintf(w, "fake upstream: answer %d\n", n)
+		fmt.Fprintf(w, "fake upstream: answer %d\n", answers.Add(1))
 	})
 }
 
 // fakeInterceptor runs each RPC as f judges it: Unavailable for a failure,
 // after a wait for a slow one, and the service's own answer otherwise.
 func fakeInterceptor(f *faults) grpc.UnaryServerInterceptor {
-	var requests atomic.Uint64
+	judge := f.judge()
 	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		v := f.judge(requests.Add(1), time.Now())
+		v := judge(time.Now())
 		if !pause(ctx, v.wait) {
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}

@@ -10,13 +10,13 @@ import (
 // faults is what the fake upstreams do wrong: the share of requests they
 // fail, the share they answer slowly and how slowly, and a recurring outage
 // during which they fail everything. Each fake keeps its own count of
-// requests and picks the failing and the slow ones from it, evenly spread
-// (see picked), so that a share of 0.02 is every 50th request, not a draw:
-// a test knows which requests fail. The shares may be changed while the
-// fakes run; faults is safe for concurrent use.
+// requests (see judge) and picks the failing and the slow ones evenly
+// spread (see picked), so that a share of 0.02 is every 50th request, not
+// a draw: a test knows which requests fail. The share of failures may be
+// changed while the fakes run (setFail); faults is safe for concurrent use.
 type faults struct {
 	fail atomic.Uint64 // share of requests failed, as math.Float64bits
-	slow atomic.Uint64 // share of requests answered after slowFor, likewise
+	slow atomic.Uint64 // share of the requests not failed answered after slowFor, likewise
 
 	// slowFor is how long a slow request waits before its answer.
 	slowFor time.Duration
@@ -27,7 +27,7 @@ type faults struct {
 }
 
 // newFaults returns faults that fail the share fail of requests, answer the
-// share slow of them after slowFor, and fail everything for the last outage
+// share slow of the others after slowFor, and fail everything for the last outage
 // of every outageEvery (none if outage is zero).
 func newFaults(fail, slow float64, slowFor, outage, outageEvery time.Duration) *faults {
 	f := &faults{slowFor: slowFor, outage: outage, outageEvery: outageEvery, start: time.Now()}
@@ -39,22 +39,29 @@ func newFaults(fail, slow float64, slowFor, outage, outageEvery time.Duration) *
 // setFail makes the fakes fail the share s of their requests from now on.
 func (f *faults) setFail(s float64) { f.fail.Store(math.Float64bits(s)) }
 
-// verdict is what a fake does with its n-th request (from 1): whether it
-// fails it, and how long it waits before it answers.
+// verdict is what a fake does with a request: fail it, or answer it
+// after wait.
 type verdict struct {
 	fail bool
 	wait time.Duration
 }
 
-// judge decides the fate of a fake's n-th request, received at now.
-func (f *faults) judge(n uint64, now time.Time) verdict {
-	if f.inOutage(now) || picked(n, math.Float64frombits(f.fail.Load())) {
-		return verdict{fail: true}
+// judge returns the judge of one fake's requests, to be called once for
+// each request as it arrives, at now. It fails the share of requests the
+// faults say, and every request during an outage; it slows down the share
+// of the remaining ones the faults say. Each judge counts its own
+// requests; it is safe for concurrent use.
+func (f *faults) judge() func(now time.Time) verdict {
+	var requests, answered atomic.Uint64
+	return func(now time.Time) verdict {
+		if f.inOutage(now) || picked(requests.Add(1), math.Float64frombits(f.fail.Load())) {
+			return verdict{fail: true}
+		}
+		if picked(answered.Add(1), math.Float64frombits(f.slow.Load())) {
+			return verdict{wait: f.slowFor}
+		}
+		return verdict{}
 	}
-	if picked(n, math.Float64frombits(f.slow.Load())) {
-		return verdict{wait: f.slowFor}
-	}
-	return verdict{}
 }
 
 // inOutage reports whether now falls in an outage: the last f.outage of
