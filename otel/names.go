@@ -132,15 +132,16 @@ const (
 	AttrBreakerState = attribute.Key("resilience.breaker.state")
 	// AttrBreakerCause is why a breaker changed state: consecutive_failures,
 	// failure_ratio, relative_failure_ratio, slow_calls, probe_failed,
-	// probe_slow, break_elapsed, probes_succeeded, ramp_failed, ramp_done,
-	// isolated, forced or reset.
+	// probe_slow, break_elapsed, probes_succeeded, trickle_succeeded,
+	// ramp_failed, ramp_done, isolated, forced or reset.
 	AttrBreakerCause = attribute.Key("resilience.breaker.cause")
 	// AttrBreakerShadow is true for a breaker in shadow mode, whose
 	// transitions and refusals changed nothing; it is absent otherwise.
 	AttrBreakerShadow = attribute.Key("resilience.breaker.shadow")
 	// AttrBudget is a budget's name.
 	AttrBudget = attribute.Key("resilience.budget.name")
-	// AttrHedgeSkipReason is why a hedge was not sent: breaker or budget.
+	// AttrHedgeSkipReason is why a hedge was not sent: breaker, budget or
+	// extra (the attempts armed had not earned it, hedge.Config.MaxExtra).
 	AttrHedgeSkipReason = attribute.Key("resilience.hedge.skip_reason")
 	// AttrAttempt is the attempt's number, from 1 (span events and spans
 	// only).
@@ -302,9 +303,11 @@ func skipIndex(why string) int {
 		return 0
 	case "budget":
 		return 1
+	case "extra":
+		return 2
 	}
-	return 2
+	return 3
 }
 
 // skips is every reason for a skipped hedge, indexed by skipIndex.
-var skips = [...]string{"breaker", "budget", skipOther}
+var skips = [...]string{"breaker", "budget", "extra", skipOther}

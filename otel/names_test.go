@@ -1,6 +1,8 @@
 package pipelineotel_test
 
 import (
+	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +12,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/otel"
+	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
 // instrument is what a meter was asked to create.
@@ -121,4 +126,48 @@ func TestAttributeKeysAreStable(t *testing.T) {
 		pipelineotel.EventTimeout, pipelineotel.EventAbandon, pipelineotel.EventLate, pipelineotel.SpanAttempt,
 		pipelineotel.EventWait, pipelineotel.EventRevision, pipelineotel.EventFallback, pipelineotel.EventFault,
 	})
+}
+
+// TestEveryValueIsDocumented raises a transition of every breaker cause and
+// a skip of every hedge reason, and finds each attribute value recorded in
+// the table of values of docs/telemetry.md: a cause or reason added to the
+// breaker or the hedge must be added there (trickle_succeeded and extra
+// were missing).
+func TestEveryValueIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/telemetry.md")
+	require.NoError(t, err)
+	row := func(attr string) string {
+		for line := range strings.Lines(string(doc)) {
+			if strings.HasPrefix(line, "| `"+attr+"` |") {
+				return line
+			}
+		}
+		t.Fatalf("docs/telemetry.md has no row for %s", attr)
+		return ""
+	}
+	r := newRig(t)
+	hook := r.tel.Hook()
+	ctx := context.Background()
+	for c := breaker.CauseConsecutiveFailures; c <= breaker.CauseTrickle; c++ {
+		hook(ctx, pipeline.Source{Stage: "breaker", Name: "b"}, breaker.Transition{From: breaker.Closed, To: breaker.Open, Cause: c})
+	}
+	for _, why := range []string{"breaker", "budget", "extra"} {
+		hook(ctx, pipeline.Source{Pipeline: "p", Stage: "hedge", Name: "p"}, hedge.Skipped{Attempt: 1, Why: why})
+	}
+	causes, reasons := 0, 0
+	for _, line := range r.metrics(t) {
+		for _, kv := range strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == '}' || r == ',' || r == ' ' }) {
+			switch k, v, _ := strings.Cut(kv, "="); k {
+			case "breaker.cause":
+				causes++
+				assert.Contains(t, row("resilience.breaker.cause"), "`"+v+"`")
+			case "hedge.skip_reason":
+				reasons++
+				assert.Contains(t, row("resilience.hedge.skip_reason"), "`"+v+"`")
+				assert.NotEqual(t, "other", v)
+			}
+		}
+	}
+	assert.Equal(t, int(breaker.CauseTrickle), causes, "one series per cause")
+	assert.Equal(t, 3, reasons)
 }

@@ -107,22 +107,19 @@ const DefaultFamily = "scopes"
 
 // NewScopes builds the per-key scopes of cfg (standard.NewScopes) with t
 // attached, in one call: t's [Telemetry.KeyedHook] for the family
-// cfg.Config.Name (DefaultFamily if empty) is added to
-// cfg.Config.Breaker.OnEvent and to cfg.Options.OnEvent (hooks already
-// there keep receiving events), so that the counters and histograms of
-// every key are labelled with the family and their series stay as many as
-// the family's, whatever the churn of keys; every
-// key's breaker and budget are observed (see [ObserveScopes]), and a [Calls]
-// stage is placed outermost in every key's pipeline (before any of
-// cfg.Outer), so that every call is measured on the pipeline's clock,
-// cfg.Config.Clock, however it reaches the pipeline. A cfg.For that replaces
-// a key's Breaker.OnEvent takes t's hook away from that key's breaker. It
-// returns the error standard.NewScopes returns.
+// cfg.Config.Name (DefaultFamily if empty) is added to cfg.Options.OnEvent
+// (a hook already there keeps receiving events), which receives the events
+// of every key's pipeline and breaker, so that the counters and histograms
+// of every key are labelled with the family and their series stay as many
+// as the family's, whatever the churn of keys; every key's breaker and
+// budget are observed (see [ObserveScopes]), and a [Calls] stage is placed
+// outermost in every key's pipeline (before any of cfg.Outer), so that
+// every call is measured on the pipeline's clock, cfg.Config.Clock, however
+// it reaches the pipeline. It returns the error standard.NewScopes returns.
 func NewScopes[K comparable, T any](t *Telemetry, cfg standard.ScopesConfig[K, T]) (*Scopes[K, T], error) {
 	family := cmp.Or(cfg.Config.Name, DefaultFamily)
 	hook := t.KeyedHook(family)
-	cfg.Config.Breaker.OnEvent = pipeline.Hooks(hook, cfg.Config.Breaker.OnEvent)
-	cfg.Options.OnEvent = pipeline.Hooks(hook, cfg.Options.OnEvent)
+	cfg.Options.OnEvent = pipeline.Hooks(hook, cfg.Options.OnEvent) // every key's breaker's events too
 	cfg.Outer = append([]pipeline.Policy[T]{&CallStage[T]{t: t, family: family}}, cfg.Outer...)
 	s, err := standard.NewScopes(cfg)
 	if err != nil {

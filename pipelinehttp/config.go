@@ -69,7 +69,7 @@ type Config struct {
 	// pipeline.Options.OnEvent.
 	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
 	// Observer, if not nil, is told of every host: it gets the events OnEvent
-	// gets, through its KeyedHook for the family Kind ("http"), every
+	// gets, through its KeyedHook for the family "http", every
 	// call's duration and outcome, and the transport's Health, which it
 	// reads as it pleases. A *pipelineotel.Telemetry (the OpenTelemetry
 	// module) is one: with it, every host's calls, attempts, stops,

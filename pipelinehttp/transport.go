@@ -138,7 +138,7 @@ func New(cfg Config) (*Transport, error) {
 		cfg.Standard.Retry.RefusalPause = -1 // a refused request returns at once: see Config.Standard
 	}
 	t := &Transport{base: cfg.Base, cfg: cfg, userClassify: cfg.Classify, clock: cfg.Clock}
-	t.obs = keyed.Observe(cfg.Observer, Kind, cfg.Clock)
+	t.obs = keyed.Observe(cfg.Observer, family, cfg.Clock)
 	t.cfg.OnEvent = t.obs.Hook(cfg.OnEvent)
 	t.elapsed.Clock = cfg.Clock
 	t.elapsed.Start()
@@ -156,6 +156,9 @@ func New(cfg Config) (*Transport, error) {
 	t.obs.Watch(t.Health())
 	return t, nil
 }
+
+// family names the transport's hosts together, for its Observer.
+const family = "http"
 
 // build builds the state of host h, on its first request.
 func (t *Transport) build(h Host) (*scope, error) {

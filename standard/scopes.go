@@ -31,7 +31,10 @@ type ScopesConfig[K comparable, T any] struct {
 	Name func(key K) string
 	// Options are set on every key's pipeline (pipeline.Pipeline.With), for
 	// values that hold resources, an event hook, a classifier. Its Name is
-	// ignored: every key's pipeline carries the key's name.
+	// ignored: every key's pipeline carries the key's name. Its OnEvent
+	// receives the events of every key's breaker too (its transitions, with
+	// Source.Name the key's name), beside any hook Config.Breaker.OnEvent
+	// sets, so that one hook sees every event of every key.
 	Options pipeline.Options[T]
 	// Outer are stages placed outside every key's pipeline, the first
 	// outermost, before its whole-call timeout: for a stage that measures
@@ -98,6 +101,7 @@ func NewScopes[K comparable, T any](cfg ScopesConfig[K, T]) (*Scopes[K, T], erro
 		if cfg.For != nil {
 			c = cfg.For(key, c)
 		}
+		c.Breaker.OnEvent = pipeline.Hooks(cfg.Options.OnEvent, c.Breaker.OnEvent)
 		p, err := assemble(c, outer, nil)
 		if err != nil {
 			return nil, fmt.Errorf("standard: the pipeline of key %q: %w", c.Name, err)

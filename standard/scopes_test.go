@@ -139,6 +139,41 @@ func TestOptionsReachEveryKey(t *testing.T) {
 	assert.Equal(t, map[string]bool{"a": true, "b": true}, from)
 }
 
+// The one hook of Options sees every key's breaker open, once, beside a hook
+// of the breaker's own that a key's For keeps: before, the transitions
+// reached only Config.Breaker.OnEvent.
+func TestOptionsOnEventSeesEveryBreakersTransitions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var seen, own []string
+		note := func(into *[]string) func(context.Context, pipeline.Source, pipeline.Event) {
+			return func(_ context.Context, src pipeline.Source, e pipeline.Event) {
+				if tr, ok := e.(breaker.Transition); ok {
+					mu.Lock()
+					*into = append(*into, src.Name+" "+tr.To.String())
+					mu.Unlock()
+				}
+			}
+		}
+		s := scopes(t, standard.ScopesConfig[string, string]{
+			Config:  standard.Config{Breaker: breaker.Config{ConsecutiveFailures: 2}, Retry: retry.Config{MaxAttempts: 2}},
+			Options: pipeline.Options[string]{OnEvent: note(&seen)},
+			For: func(key string, c standard.Config) standard.Config {
+				if key == "b" {
+					c.Breaker.OnEvent = note(&own)
+				}
+				return c
+			},
+		})
+		for _, key := range []string{"a", "b"} {
+			_, err := s.Execute(t.Context(), key, down)
+			require.ErrorIs(t, err, errDown)
+		}
+		assert.Equal(t, []string{"a open", "b open"}, seen)
+		assert.Equal(t, []string{"b open"}, own)
+	})
+}
+
 // A key evicted while a call runs on its pipeline (the call outlasts the
 // key's idle time): the call finishes on the state it started with, and the
 // key's next use builds fresh state.

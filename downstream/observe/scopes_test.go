@@ -13,24 +13,22 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/health"
 	pipelineotel "github.com/resilience-go/pipeline/otel"
-	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/standard"
 )
 
 // Per-key standard pipelines built with pipelineotel.NewScopes report every
 // key: the calls under the family (pipelineotel.DefaultFamily, "scopes",
 // when the config names none), the key's breaker and budget under the key's
-// pipeline's name. Unlike the integrations' OnEvent, the scopes' event hook
-// (Options.OnEvent) does not receive the breakers' events, so the log
-// needs it in Config.Breaker.OnEvent too.
+// pipeline's name. As the integrations' OnEvent does, the scopes' event hook
+// (Options.OnEvent) receives every key's breaker's events too: one hook logs
+// the transition, once.
 func TestScopesReportEveryKeyThroughOneCall(t *testing.T) {
 	m := newMeter(t)
 	logs, logger := newLogs()
 	srv := newFlaky(t)
-	logEvents := pipeline.LogEvents(logger)
 	scopes, err := pipelineotel.NewScopes(m.tel, standard.ScopesConfig[string, string]{
-		Config:  standard.Config{Retry: fastRetries, Breaker: breaker.Config{OnEvent: logEvents}},
-		Options: pipeline.Options[string]{OnEvent: logEvents},
+		Config:  standard.Config{Retry: fastRetries},
+		Options: pipeline.Options[string]{OnEvent: pipeline.LogEvents(logger)},
 	})
 	require.NoError(t, err)
 	const key = "inventory"
