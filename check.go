@@ -3,6 +3,8 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+
+	"github.com/resilience-go/pipeline/internal/kind"
 )
 
 // Severity says how bad a [Problem] is.
@@ -89,21 +91,21 @@ func check(infos []StageInfo) []Problem {
 		for j := i + 1; j < len(infos); j++ {
 			in := infos[j]
 			switch {
-			case out.Kind == "timeout" && in.Kind == "timeout" && in.Timeout >= out.Timeout:
+			case out.Kind == kind.Timeout && in.Kind == kind.Timeout && in.Timeout >= out.Timeout:
 				add(Error, i, j, "the inner timeout (%v) is not shorter than the outer one (%v), so it can never fire first: make it shorter or remove it", in.Timeout, out.Timeout)
-			case out.Kind == "breaker" && in.Kind == "retry":
+			case out.Kind == kind.Breaker && in.Kind == kind.Retry:
 				add(Warning, i, j, "the breaker is outside the retry, so it samples whole calls, not attempts: put it inside to have each attempt sampled")
-			case out.Kind == "hedge" && in.Kind == "breaker":
+			case out.Kind == kind.Hedge && in.Kind == kind.Breaker:
 				add(Warning, i, j, "the hedge is outside the breaker, so each copy is admitted on its own: put the breaker outside to have one attempt sampled once")
-			case out.Kind == "retry" && in.Kind == "retry":
+			case out.Kind == kind.Retry && in.Kind == kind.Retry:
 				add(Warning, i, j, "a retry inside a retry multiplies their attempts: use one retry stage, or one budget for both")
-			case (out.Kind == "retry" || out.Kind == "breaker") && in.Kind == "fallback":
+			case (out.Kind == kind.Retry || out.Kind == kind.Breaker) && in.Kind == kind.Fallback:
 				add(Warning, i, j, "the fallback is inside the %s, so it answers failures before the %s sees them: put the fallback outermost", out.Kind, out.Kind)
-			case out.Kind == "ceiling" && in.Kind == "retry":
+			case out.Kind == kind.Ceiling && in.Kind == kind.Retry:
 				add(Warning, i, j, "the ceiling is outside the retry, so it bounds the whole call, not each attempt: put it inside")
-			case out.Kind == "breaker" && (in.Kind == "bulkhead" || in.Kind == "adaptive"):
+			case out.Kind == kind.Breaker && (in.Kind == kind.Bulkhead || in.Kind == kind.Adaptive):
 				add(Warning, i, j, "the %s is inside the breaker, so time queued for a slot reads to the breaker as a slow dependency: put it outside", in.Kind)
-			case out.Kind == "fault" && in.Kind == "retry":
+			case out.Kind == kind.Fault && in.Kind == kind.Retry:
 				add(Warning, i, j, "the faults are injected outside the retry, so neither it nor a breaker inside it sees them: put the fault stage inside")
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -15,7 +16,7 @@ import (
 
 // Kind is the kind of stage a limiter makes: the Stage of its stop errors and
 // events.
-const Kind = "adaptive"
+const Kind = kind.Adaptive
 
 // refusal is the reason of the stage's stop errors: one of our own limits
 // refused the call, which says nothing of the dependency's health.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 )
@@ -126,7 +127,7 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: "breaker", Name: cfg.Name}, lastSlot: ordinary, scaledFrom: -1}
+	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: kind.Breaker, Name: cfg.Name}, lastSlot: ordinary, scaledFrom: -1}
 	b.shadow.Store(cfg.Shadow)
 	src := cfg.Rand
 	if src == nil {
@@ -219,7 +220,7 @@ func (b *Breaker) Admit() (Ticket, error) {
 
 // refusal builds the stop error of a refused attempt.
 func (b *Breaker) refusal(retryAfter time.Duration) *pipeline.StopError {
-	return &pipeline.StopError{Stage: "breaker", Name: b.name, Reason: pipeline.DependencyUnavailable, RetryAfter: retryAfter}
+	return &pipeline.StopError{Stage: kind.Breaker, Name: b.name, Reason: pipeline.DependencyUnavailable, RetryAfter: retryAfter}
 }
 
 // Name returns the breaker's name (Config.Name).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -49,12 +50,12 @@ const untimed time.Duration = -1
 // that a breaker can stand for its stage where the result type is given once
 // (standard.Compose).
 func (b *Breaker) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "breaker", Name: b.name}
+	return pipeline.StageInfo{Kind: kind.Breaker, Name: b.name}
 }
 
 // Stage says that p is a breaker stage, named after its breaker.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "breaker", Name: p.b.name}
+	return pipeline.StageInfo{Kind: kind.Breaker, Name: p.b.name}
 }
 
 // Execute runs one attempt through the breaker. A refused attempt does not run:

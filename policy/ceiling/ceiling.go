@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 )
@@ -61,7 +62,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 // pipeline.Check, which compares timeouts' limits, would judge a composition
 // on a number that is wrong the next moment. Cap bounds it.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "ceiling", Name: p.name}
+	return pipeline.StageInfo{Kind: kind.Ceiling, Name: p.name}
 }
 
 // Estimator returns the estimator the stage reads (and, unless
@@ -172,7 +173,7 @@ func (p *Policy[T]) judge(ctx, inner context.Context, cause *Error, next pipelin
 	if stop, ok := r.Err.(*pipeline.StopError); ok && stop.Reason == pipeline.Deadline {
 		return r
 	}
-	err := &pipeline.StopError{Stage: "ceiling", Name: p.name, Reason: pipeline.Deadline, Cause: cause, Err: r.Err}
+	err := &pipeline.StopError{Stage: kind.Ceiling, Name: p.name, Reason: pipeline.Deadline, Cause: cause, Err: r.Err}
 	r.Err = err
 	if next.Observed() {
 		next.Emit(ctx, pipeline.Stopped{Err: err})

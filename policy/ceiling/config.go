@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 )
 
@@ -82,7 +83,7 @@ type Config struct {
 // Stage says what stage c builds: a ceiling, with its name. Its Timeout is
 // left 0, as the stage's own Stage explains.
 func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "ceiling", Name: c.Name}
+	return pipeline.StageInfo{Kind: kind.Ceiling, Name: c.Name}
 }
 
 // Validate reports every setting that cannot work, each naming its field and

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -30,7 +31,7 @@ type Config[T any] struct {
 
 // Stage says what stage c builds: a fallback, with its name.
 func (c Config[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "fallback", Name: c.Name}
+	return pipeline.StageInfo{Kind: kind.Fallback, Name: c.Name}
 }
 
 // Validate reports the first setting of c that cannot work, naming the field,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -30,7 +31,7 @@ func New[T any](cfg Config[T]) (*Policy[T], error) {
 
 // Stage says that p is a fallback stage, with its name.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "fallback", Name: p.name}
+	return pipeline.StageInfo{Kind: kind.Fallback, Name: p.name}
 }
 
 // Execute runs the stages inside and returns their result, unless When

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -70,7 +71,7 @@ type Config[T any] struct {
 
 // Stage says what stage c builds: a fault stage, with its name.
 func (c Config[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "fault", Name: c.Name}
+	return pipeline.StageInfo{Kind: kind.Fault, Name: c.Name}
 }
 
 // Validate reports every setting that cannot work, each naming its field and

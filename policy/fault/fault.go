@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -69,7 +70,7 @@ func threshold(rate float64) uint64 { return min(uint64(rate*one), one) }
 
 // Stage says that p is a fault stage, with its name.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "fault", Name: p.name}
+	return pipeline.StageInfo{Kind: kind.Fault, Name: p.name}
 }
 
 // Execute runs one call through the stage. Disabled, it passes the call

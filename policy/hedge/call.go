@@ -7,6 +7,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/callctx"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -80,15 +81,15 @@ func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, de
 }
 
 // copyContext makes the context of copy k, a child of ctx. If the stage
-// inside is a timeout (an attempt timeout, as in the standard preset), the
-// context is lent to it (see callctx.Ctx.Lend): the timeout sets its deadline
-// on it rather than derive another, so that a copy costs one context, not
-// two. Any other stage inside may run the rest more than once with the same
+// inside is a timeout (kind.Timeout: an attempt timeout, as in the standard
+// preset), the context is lent to it (see callctx.Ctx.Lend): a stage of that
+// kind promises to set its deadline on it rather than derive another, so
+// that a copy costs one context, not two. Any other stage inside may run the rest more than once with the same
 // context (a retry does), where one attempt's deadline must not end the next
 // one's: its copies get a context of their own.
 func (c *call[T]) copyContext(ctx context.Context, next pipeline.Next[T], k int) *callctx.Ctx {
 	cp := callctx.WithCancel(ctx, copyKey{}, k)
-	if next.Inner().Kind == "timeout" {
+	if next.Inner().Kind == kind.Timeout {
 		cp.Lend()
 	}
 	return cp

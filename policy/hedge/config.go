@@ -12,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -100,7 +101,7 @@ type Config struct {
 // Stage says what stage c builds, so that a Config can stand for its stage
 // where the result type is given once (standard.Compose).
 func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "hedge", Name: c.Name}
+	return pipeline.StageInfo{Kind: kind.Hedge, Name: c.Name}
 }
 
 // Validate reports every setting that cannot work, each naming its field and

@@ -10,6 +10,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/callctx"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -74,7 +75,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 
 // Stage says that p is a hedge stage, and its name.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "hedge", Name: p.name}
+	return pipeline.StageInfo{Kind: kind.Hedge, Name: p.name}
 }
 
 // Estimator returns the estimator the stage feeds and reads.

@@ -8,11 +8,12 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/kind"
 )
 
 // Kind is the kind of stage a limiter makes: the Stage of its stop errors and
 // events.
-const Kind = "ratelimit"
+const Kind = kind.Rate
 
 // refusal is the reason of the stage's stop errors: one of our own limits
 // refused the call, which says nothing of the dependency's health.

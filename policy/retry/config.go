@@ -8,6 +8,7 @@ import (
 	"github.com/resilience-go/pipeline"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/kind"
 )
 
 // Defaults of [Config]'s zero-valued fields.
@@ -57,7 +58,7 @@ type validator interface{ Validate() error }
 // Stage says what stage c builds, so that a Config can stand for its stage
 // where the result type is given once (standard.Compose).
 func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "retry", Name: c.Name}
+	return pipeline.StageInfo{Kind: kind.Retry, Name: c.Name}
 }
 
 // Validate reports the first setting that cannot work, naming the field and its

@@ -10,11 +10,12 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
 // stage is the kind of stage retry gives its stop errors.
-const stage = "retry"
+const stage = kind.Retry
 
 // Policy is the retry stage: it runs the stages inside it again after a Transient
 // or Throttled failure, waiting a backoff between attempts and paying for each

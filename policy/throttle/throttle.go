@@ -7,12 +7,13 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
 // Kind is the kind of stage a throttle makes: the Stage of its stop errors
 // and events.
-const Kind = "throttle"
+const Kind = kind.Throttle
 
 // refusal is the reason of the throttle's stop errors. The throttle refuses
 // because the dependency has been rejecting our calls, as a breaker does: the

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/kind"
 )
 
 // DefaultGrace is how long a guarding stage waits, after canceling the inner
@@ -46,7 +47,7 @@ type Config struct {
 // Stage says what stage c builds, so that a Config can stand for its stage
 // where the result type is given once (standard.Compose).
 func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "timeout", Name: c.Name, Timeout: c.Timeout}
+	return pipeline.StageInfo{Kind: kind.Timeout, Name: c.Name, Timeout: c.Timeout}
 }
 
 // Validate reports the first impossible value in c, naming the field.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/callctx"
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -36,7 +37,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 
 // Stage says that p is a timeout stage, with its name and timeout.
 func (p *Policy[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: "timeout", Name: p.name, Timeout: p.timeout}
+	return pipeline.StageInfo{Kind: kind.Timeout, Name: p.name, Timeout: p.timeout}
 }
 
 // Execute runs the rest of the pipeline with a context that expires after the
@@ -103,7 +104,9 @@ func untilReturn(ctx context.Context) bool {
 // derive returns the context the stage passes inward, which expires after the
 // stage's timeout with p.cause. The stage's schedule expires it, with one
 // runtime timer for all the stage's calls. A context a hedge lent (see
-// callctx.Ctx.Lend) takes the deadline itself, and derive returns it.
+// callctx.Ctx.Lend) takes the deadline itself, and derive returns it: the
+// hedge lends its copies' contexts to the stage inside it when that stage's
+// kind is kind.Timeout, which promises this.
 func (p *Policy[T]) derive(ctx context.Context) *callctx.Ctx {
 	now := p.expiry.Now()
 	return callctx.WithDeadline(ctx, p.expiry, now, now.Add(p.timeout), p.cause)
@@ -130,7 +133,7 @@ func (p *Policy[T]) judge(ctx context.Context, inner *callctx.Ctx, next pipeline
 // our own deadline, or a Canceled or Deadline one for a caller whose context was
 // already done on arrival.
 func (p *Policy[T]) stop(ctx context.Context, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
-	err := &pipeline.StopError{Stage: "timeout", Name: p.name, Reason: pipeline.Deadline, Cause: p.cause, Err: r.Err}
+	err := &pipeline.StopError{Stage: kind.Timeout, Name: p.name, Reason: pipeline.Deadline, Cause: p.cause, Err: r.Err}
 	if ctx.Err() != nil {
 		err.Cause = context.Cause(ctx)
 		if ctx.Err() == context.Canceled {
