@@ -24,6 +24,26 @@
 // ([Next.AbandonAfter]). A stage that refuses or gives up returns a [StopError],
 // the one error type every stage uses, with a [Reason].
 //
+// # Writing a stage
+//
+// A stage is a [Policy]: Execute(ctx, next) does its work around
+// next.Run(ctx) and returns a [Result]. Implement [Described] too, so that
+// its events are labelled and [Check] can judge where it stands. [Next]'s
+// methods, by concern:
+//
+//   - Running the rest: [Next.Run] (any number of times, from any goroutine,
+//     all returned before Execute does), [Next.WithAttempt] for a retry's
+//     next attempt, [Next.Attempt], [Next.Inner] (what runs inside), and
+//     [Next.AbandonAfter] for a timeout that distrusts the work.
+//   - Stopping a call: [Next.Refuse] with a [*StopError]; [Next.ErrOf] for
+//     the error to wrap when a result with no error was judged a failure.
+//   - Values that hold resources: [Next.Discard] for a result dropped,
+//     [Next.Hold] and [Next.Holds] for what must live as long as the value
+//     returned.
+//   - Events: [Next.Observed] before building one, [Next.Emit], and
+//     [Next.Source], the labels they carry.
+//   - Time: [Next.Clock] to wait on, [Next.Elapsed] to measure with.
+//
 // # Concurrency
 //
 // A Pipeline and every built-in stage are immutable after construction and safe
