@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/internal/clock"
 )
 
 // Estimator is a [Window] with its own lock and clock: a live latency quantile
@@ -22,9 +22,8 @@ import (
 // nanoseconds of an update or a read.
 type Estimator struct {
 	// Immutable after New.
-	clock clockwork.Clock // nil for real time, read without clockwork; see Now
-	epoch time.Time       // the clock's reading at New
-	name  string
+	elapsed clock.Elapsed // the clock, read as the time since New; see Now
+	name    string
 	// window is Config.Window with its default: always positive, so a zero
 	// window is an Estimator New did not build. Every method checks it first,
 	// before it takes mu.
@@ -44,12 +43,8 @@ func New(cfg Config) (*Estimator, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	e := &Estimator{clock: cfg.Clock, name: cfg.Name, window: cfg.Window, w: *newWindow(cfg.Window, cfg.Slices)}
-	if e.clock == nil {
-		e.epoch = time.Now()
-	} else {
-		e.epoch = e.clock.Now()
-	}
+	e := &Estimator{elapsed: clock.Elapsed{Clock: cfg.Clock}, name: cfg.Name, window: cfg.Window, w: *newWindow(cfg.Window, cfg.Slices)}
+	e.elapsed.Start()
 	return e, nil
 }
 
@@ -57,16 +52,14 @@ func New(cfg Config) (*Estimator, error) {
 func (e *Estimator) Name() string { return e.name }
 
 // Now returns the time elapsed on the estimator's clock since the estimator was
-// built. On real time it reads only the monotonic clock (time.Since), which is
-// cheaper than time.Now and never runs backwards.
+// built (clock.Elapsed: on real time it reads only the monotonic clock, which
+// is cheaper than time.Now and never runs backwards; an estimator built
+// outside a synctest bubble and used inside it runs on the bubble's time).
 func (e *Estimator) Now() time.Duration {
 	if e.window == 0 {
 		panic(notBuilt)
 	}
-	if e.clock == nil {
-		return time.Since(e.epoch)
-	}
-	return e.clock.Since(e.epoch)
+	return e.elapsed.Read()
 }
 
 // Record adds one latency sample d observed at now, a reading of [Estimator.Now].

@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/internal/kind"
 )
 
@@ -34,6 +35,7 @@ type Bulkhead struct {
 	maxQueue int
 	maxWait  time.Duration
 	clock    clockwork.Clock // nil for real time
+	elapsed  clock.Elapsed   // clock, which measures waits
 	refused  *pipeline.StopError
 	waiters  sync.Pool // of *waiter, with their channels
 
@@ -69,6 +71,8 @@ func New(cfg Config) (*Bulkhead, error) {
 	if b.maxWait == 0 {
 		b.maxWait = DefaultMaxWait
 	}
+	b.elapsed.Clock = cfg.Clock
+	b.elapsed.Start()
 	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
 	b.waiters.New = func() any { return &waiter{ready: make(chan struct{}, 1)} }
 	return b, nil
@@ -165,7 +169,7 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 	b.push(w)
 	b.mu.Unlock()
 
-	start := b.now()
+	start := b.elapsed.Read()
 	var expired <-chan time.Time
 	if b.clock != nil {
 		t := b.clock.NewTimer(b.maxWait)
@@ -200,7 +204,7 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 	b.mu.Unlock()
 	w.granted = false
 	b.waiters.Put(w)
-	return inFlight, b.since(start), stop
+	return inFlight, b.elapsed.Read() - start, stop
 }
 
 // Release gives back a slot taken by [Bulkhead.TryAcquire] or
@@ -268,20 +272,4 @@ func (b *Bulkhead) unlink(w *waiter) {
 	}
 	w.prev, w.next = nil, nil
 	b.queued--
-}
-
-// now reads the bulkhead's clock.
-func (b *Bulkhead) now() time.Time {
-	if b.clock == nil {
-		return time.Now()
-	}
-	return b.clock.Now()
-}
-
-// since is the time elapsed on the bulkhead's clock since t.
-func (b *Bulkhead) since(t time.Time) time.Duration {
-	if b.clock == nil {
-		return time.Since(t)
-	}
-	return b.clock.Since(t)
 }
