@@ -6,40 +6,33 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/retry"
 )
 
-// loop is one process's retry rules. It decides, after each attempt, what the
-// retry stage (policy/retry, Policy.Execute) would do next, in the same order and
-// with the same real backoff and budget, so that a simulated call costs what a
-// real one would. TestLoopMatchesRetryStage holds the two together.
+// loop is one process's retry rules: the retry stage's own (policy/retry,
+// through internal/retryrule), played on the simulation's clock, so that a
+// simulated call retries, waits and pays exactly as a real one would.
+// TestLoopMatchesRetryStage holds what is around the rule (the refusals,
+// the deadline) to what the stage does.
 type loop struct {
-	maxAttempts int
-	backoff     retry.Backoff
-	pause       time.Duration
-	budget      *budget.Budget // nil: unlimited
-	rand        rand.Source
+	rule retryrule.Rule
 }
 
-// newLoop returns the rules of r paid for by b, drawing jitter from src. A nil r
-// means no retry stage: one attempt, whose refusal or failure ends the call at
-// once and which involves no budget.
+// newLoop returns the rules of r paid for by b, drawing jitter from src, with
+// the retry stage's defaults. A nil r means no retry stage: one attempt,
+// whose refusal or failure ends the call at once and which involves no
+// budget.
 func newLoop(r *Retry, b *budget.Budget, src rand.Source) loop {
 	if r == nil {
-		return loop{maxAttempts: 1, backoff: retry.Exponential{}, rand: src}
+		return loop{rule: retryrule.Rule{MaxAttempts: 1, Backoff: retry.Exponential{}, Rand: src}}
 	}
-	l := loop{maxAttempts: r.MaxAttempts, backoff: r.Backoff, pause: r.RefusalPause, budget: b, rand: src}
-	if l.maxAttempts == 0 {
-		l.maxAttempts = retry.DefaultMaxAttempts
+	var backoff retryrule.Backoff = retry.Exponential{}
+	if r.Backoff != nil {
+		backoff = r.Backoff
 	}
-	if l.backoff == nil {
-		l.backoff = retry.Exponential{}
-	}
-	if l.pause == 0 {
-		l.pause = retry.DefaultRefusalPause
-	}
-	return l
+	return loop{rule: retryrule.New(r.MaxAttempts, backoff, r.RefusalPause, b, src, retry.DefaultMaxAttempts, retry.DefaultRefusalPause)}
 }
 
 // step is what the retry loop does after an attempt.
@@ -59,60 +52,35 @@ type step struct {
 // after applies the retry stage's rules to attempt n (1-based), which ended
 // with verdict v at now. deadline is the call's deadline, the zero time for
 // none; a call is done once now has reached it. A breaker's refusal is passed
-// as its self-imposed verdict.
-//
-// The rules, first match wins (see retry.Policy.Execute):
-//   - OK: deposit, served.
-//   - self-imposed (refused by the breaker): refund the token of a refused
-//     retry; stop with Deadline if the call is done, else DependencyUnavailable
-//     after pausing (at most until the deadline, and at most the refusal's hint).
-//   - canceled, or the call is done: stop with Deadline (Canceled if there is
-//     no deadline to blame).
-//   - not retryable: stop with Permanent.
-//   - n attempts made: stop with AttemptsExhausted.
-//   - the backoff would reach the deadline: stop with HintBeyondDeadline if the
-//     dependency's hint alone would, else with Deadline.
-//   - the budget refuses: stop with BudgetExhausted.
-//   - otherwise wait the backoff and try again.
+// as its self-imposed verdict. What is decided here, as the stage decides it
+// with its context: a success deposits; a refusal refunds the token of a
+// refused retry and stops with DependencyUnavailable after the rule's pause
+// (Deadline if the call is done); a done call stops with Deadline, a canceled
+// attempt with Canceled; the rest is the rule's (retryrule.Rule.After).
 func (l *loop) after(n int, v outcome.Verdict, now, deadline time.Time) step {
-	done := !deadline.IsZero() && !now.Before(deadline)
+	bounded := !deadline.IsZero()
+	left := deadline.Sub(now)
+	done := bounded && left <= 0
 	switch {
 	case v.Kind == outcome.OK:
-		l.budget.Deposit()
+		l.rule.Budget.Deposit()
 		return step{served: true, attempts: n}
 	case v.SelfImposed:
 		if n > 1 {
-			l.budget.Refund() // the retry never reached the dependency
+			l.rule.Budget.Refund() // the retry never reached the dependency
 		}
 		if done {
 			return step{reason: pipeline.Deadline, attempts: n - 1}
 		}
-		pause := l.pause
-		if hint := v.RetryAfter(); hint > 0 {
-			pause = min(pause, hint)
-		}
-		if !deadline.IsZero() {
-			pause = min(pause, deadline.Sub(now))
-		}
-		return step{reason: pipeline.DependencyUnavailable, attempts: n - 1, wait: max(pause, 0)}
+		return step{reason: pipeline.DependencyUnavailable, attempts: n - 1, wait: l.rule.RefusalPause(v.RetryAfter(), left, bounded)}
 	case done:
 		return step{reason: pipeline.Deadline, attempts: n}
 	case v.Canceled:
 		return step{reason: pipeline.Canceled, attempts: n}
-	case !v.Retryable():
-		return step{reason: pipeline.Permanent, attempts: n}
-	case n >= l.maxAttempts:
-		return step{reason: pipeline.AttemptsExhausted, attempts: n}
 	}
-	delay := max(l.backoff.Delay(n+1, v, l.rand), 0)
-	if !deadline.IsZero() && !now.Add(delay).Before(deadline) {
-		if hint := v.RetryAfter(); hint > 0 && !now.Add(hint).Before(deadline) {
-			return step{reason: pipeline.HintBeyondDeadline, attempts: n}
-		}
-		return step{reason: pipeline.Deadline, attempts: n}
+	st := l.rule.After(n, v, left, bounded)
+	if st.Reason == 0 {
+		return step{wait: st.Delay}
 	}
-	if _, ok := l.budget.Withdraw(); !ok {
-		return step{reason: pipeline.BudgetExhausted, attempts: n}
-	}
-	return step{wait: delay}
+	return step{reason: st.Reason, attempts: n}
 }

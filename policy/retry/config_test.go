@@ -11,11 +11,11 @@ import (
 func TestConfigZeroValueMeansDefaults(t *testing.T) {
 	p, err := New[int](Config{})
 	require.NoError(t, err)
-	assert.Equal(t, DefaultMaxAttempts, p.maxAttempts)
-	assert.Equal(t, Exponential{}, p.backoff)
-	assert.Equal(t, globalSource{}, p.rand)
-	assert.Equal(t, DefaultRefusalPause, p.pause)
-	assert.Nil(t, p.budget)
+	assert.Equal(t, DefaultMaxAttempts, p.rule.MaxAttempts)
+	assert.Equal(t, Exponential{}, p.rule.Backoff)
+	assert.Equal(t, globalSource{}, p.rule.Rand)
+	assert.Equal(t, DefaultRefusalPause, p.rule.Pause)
+	assert.Nil(t, p.rule.Budget)
 }
 
 func TestConfigRefusesImpossibleSettings(t *testing.T) {
@@ -43,5 +43,5 @@ func TestConfigRefusesImpossibleSettings(t *testing.T) {
 func TestConfigAcceptsOneAttempt(t *testing.T) {
 	p, err := New[int](Config{MaxAttempts: 1})
 	require.NoError(t, err)
-	assert.Equal(t, 1, p.maxAttempts)
+	assert.Equal(t, 1, p.rule.MaxAttempts)
 }

@@ -3,14 +3,13 @@ package retry
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/kind"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -22,12 +21,8 @@ const stage = kind.Retry
 // retry from a budget. Build one with [New]; it is immutable and safe for
 // concurrent use, and one Policy serves any number of pipelines and calls.
 type Policy[T any] struct {
-	name        string
-	maxAttempts int
-	backoff     Backoff
-	budget      *budget.Budget
-	rand        rand.Source
-	pause       time.Duration
+	name string
+	rule retryrule.Rule // what follows each attempt, shared with the simulation
 }
 
 // New returns a retry stage configured by cfg, or an error naming the first
@@ -36,30 +31,19 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy[T]{
-		name:        cfg.Name,
-		maxAttempts: cfg.MaxAttempts,
-		backoff:     cfg.Backoff,
-		budget:      cfg.Budget,
-		rand:        cfg.Rand,
-		pause:       cfg.RefusalPause,
+	return &Policy[T]{name: cfg.Name, rule: rule(cfg)}, nil
+}
+
+// rule is cfg's rule, its defaults filled in.
+func rule(cfg Config) retryrule.Rule {
+	backoff, src := cfg.Backoff, cfg.Rand
+	if backoff == nil {
+		backoff = Exponential{}
 	}
-	if p.maxAttempts == 0 {
-		p.maxAttempts = DefaultMaxAttempts
+	if src == nil {
+		src = globalSource{}
 	}
-	if p.backoff == nil {
-		p.backoff = Exponential{}
-	}
-	if p.rand == nil {
-		p.rand = globalSource{}
-	}
-	switch {
-	case p.pause == 0:
-		p.pause = DefaultRefusalPause
-	case p.pause < 0:
-		p.pause = 0
-	}
-	return p, nil
+	return retryrule.New(cfg.MaxAttempts, backoff, cfg.RefusalPause, cfg.Budget, src, DefaultMaxAttempts, DefaultRefusalPause)
 }
 
 // Execute runs attempts of the stages inside it until one succeeds or the call
@@ -102,36 +86,30 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		v := r.Verdict
 		if v.SelfImposed {
 			if n > 1 {
-				p.budget.Refund() // the retry never reached the dependency
+				p.rule.Budget.Refund() // the retry never reached the dependency
 			}
 			next.Discard(r)
 			return p.refused(ctx, next, r, last, n-1)
 		}
 		switch {
 		case v.Kind == outcome.OK:
-			p.budget.Deposit()
+			p.rule.Budget.Deposit()
 			return r
 		case v.Canceled || ctx.Err() != nil:
 			return p.canceled(ctx, next, r, n)
-		case !v.Retryable():
-			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.Permanent, Attempts: n, Err: next.ErrOf(r)})
-		case n >= p.maxAttempts:
-			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.AttemptsExhausted, Attempts: n, Err: next.ErrOf(r)})
 		}
-
-		delay := max(p.backoff.Delay(n+1, v, p.rand), 0)
 		// A context's deadline is read on real time (the bubble's, under
 		// testing/synctest), whatever the pipeline's clock.
-		if deadline, ok := ctx.Deadline(); ok && delay >= time.Until(deadline) {
-			e := &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.Deadline, Attempts: n, Err: next.ErrOf(r)}
-			if hint := v.RetryAfter(); hint > 0 && hint >= time.Until(deadline) {
-				e.Reason, e.RetryAfter = pipeline.HintBeyondDeadline, hint
-			}
-			return p.stop(ctx, next, r, e)
+		deadline, bounded := ctx.Deadline()
+		var left time.Duration
+		if bounded {
+			left = time.Until(deadline)
 		}
-		if wait, ok := p.budget.Withdraw(); !ok {
-			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: pipeline.BudgetExhausted, RetryAfter: wait, Attempts: n, Err: next.ErrOf(r)})
+		step := p.rule.After(n, v, left, bounded)
+		if step.Reason != 0 {
+			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: step.Reason, RetryAfter: step.RetryAfter, Attempts: n, Err: next.ErrOf(r)})
 		}
+		delay := step.Delay
 		// r will be replaced: release its value now, so that what it holds
 		// (a response's connection) is free during the wait; keep what the
 		// stops below report of it.
@@ -141,7 +119,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			p.scheduled(ctx, next, Scheduled{Attempt: n + 1, Delay: delay, Verdict: v, Err: r.Err})
 		}
 		if !sleep(ctx, next.Clock(), delay) {
-			p.budget.Refund() // the retry it paid for will not run
+			p.rule.Budget.Refund() // the retry it paid for will not run
 			return p.canceled(ctx, next, last, n)
 		}
 	}
@@ -153,7 +131,7 @@ func (p *Policy[T]) scheduled(ctx context.Context, next pipeline.Next[T], e Sche
 	returned := false
 	defer func() {
 		if !returned {
-			p.budget.Refund()
+			p.rule.Budget.Refund()
 		}
 	}()
 	next.Emit(ctx, e)
@@ -216,13 +194,12 @@ func (p *Policy[T]) refused(ctx context.Context, next pipeline.Next[T], refusal,
 	if isStop {
 		e.Stage, e.Name, e.Reason, e.RetryAfter = inner.Stage, inner.Name, inner.Reason, inner.RetryAfter
 	}
-	if pause := p.pause; pause > 0 {
-		if e.RetryAfter > 0 { // a refusal that asks for less (a rate limit's next token) waits no longer
-			pause = min(pause, e.RetryAfter)
-		}
-		if deadline, ok := ctx.Deadline(); ok {
-			pause = max(min(pause, time.Until(deadline)), 0)
-		}
+	deadline, bounded := ctx.Deadline()
+	var left time.Duration
+	if bounded {
+		left = time.Until(deadline)
+	}
+	if pause := p.rule.RefusalPause(e.RetryAfter, left, bounded); pause > 0 {
 		clock := next.Clock()
 		start := clock.Now()
 		sleep(ctx, clock, pause)
