@@ -116,7 +116,8 @@ const (
 	// AttrStageName is the stage's own name.
 	AttrStageName = attribute.Key("resilience.stage.name")
 	// AttrVerdict is an attempt's verdict: ok, transient, throttled or
-	// permanent.
+	// permanent; on resilience.attempt.duration, canceled for an attempt its
+	// caller ended (a hedge's losing copy), whose kind is permanent.
 	AttrVerdict = attribute.Key("resilience.verdict")
 	// AttrOutcome is how a call ended: ok, error (an error that is not a
 	// stop, returned as it came) or the stop's reason (see AttrStopReason).
@@ -224,6 +225,20 @@ var verdicts = [...]string{outcome.OK: "ok", outcome.Transient: "transient", out
 // verdictIndex maps a kind beyond the known ones to the last slot, permanent,
 // rather than let a future kind index out of range.
 func verdictIndex(k outcome.Kind) int { return min(int(k), len(verdicts)-1) }
+
+// canceledVerdict is the verdict value of an attempt's duration when the
+// attempt was ended by its caller (a hedge's losing copy, a caller that gave
+// up): its kind, Permanent, would count it among the dependency's failures.
+const canceledVerdict = "canceled"
+
+// attemptIndex is the slot of an attempt's verdict v among the verdicts
+// and, last, canceledVerdict.
+func attemptIndex(v outcome.Verdict) int {
+	if v.Canceled {
+		return len(verdicts)
+	}
+	return verdictIndex(v.Kind)
+}
 
 // reasons is every stop reason, indexed by pipeline.Reason; 0 is a stop
 // without one.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/otel"
+	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -170,4 +171,18 @@ func TestEveryValueIsDocumented(t *testing.T) {
 	}
 	assert.Equal(t, int(breaker.CauseTrickle), causes, "one series per cause")
 	assert.Equal(t, 3, reasons)
+}
+
+// TestACanceledAttemptIsNotAFailure: a hedge's losing copy (an attempt its
+// caller ended) is recorded as canceled, not among the permanent failures
+// (it was, before).
+func TestACanceledAttemptIsNotAFailure(t *testing.T) {
+	r := newRig(t)
+	hook := r.tel.Hook()
+	src := pipeline.Source{Pipeline: "p"}
+	hook(context.Background(), src, pipeline.AttemptFinished{Attempt: 1, Verdict: outcome.Verdict{Kind: outcome.Permanent, Canceled: true}})
+	hook(context.Background(), src, pipeline.AttemptFinished{Attempt: 1, Verdict: outcome.Verdict{Kind: outcome.Permanent}})
+	lines := r.metrics(t)
+	assert.Contains(t, lines, "resilience.attempt.duration{pipeline.name=p,verdict=canceled} count=1 sum=0")
+	assert.Contains(t, lines, "resilience.attempt.duration{pipeline.name=p,verdict=permanent} count=1 sum=0")
 }

@@ -196,7 +196,7 @@ func transitionSet(src pipeline.Source, t breaker.Transition) attribute.Set {
 type callSets struct {
 	name     string
 	outcomes [maxReasons + 2]slot
-	attempts [len(verdicts)]slot
+	attempts [len(verdicts) + 1]slot // the last: canceledVerdict
 	won      slot
 }
 
@@ -227,11 +227,15 @@ func outcomeName(i int) string {
 	return outcomeOK
 }
 
-// attempt is the set of an attempt of verdict k: pipeline and verdict.
-func (c *callSets) attempt(k outcome.Kind) *opts {
-	i := verdictIndex(k)
+// attempt is the set of an attempt of verdict v: pipeline and verdict.
+func (c *callSets) attempt(v outcome.Verdict) *opts {
+	i := attemptIndex(v)
 	return c.attempts[i].get(func() *opts {
-		return newOpts(AttrPipeline.String(c.name), AttrVerdict.String(verdicts[i]))
+		name := canceledVerdict
+		if i < len(verdicts) {
+			name = verdicts[i]
+		}
+		return newOpts(AttrPipeline.String(c.name), AttrVerdict.String(name))
 	})
 }
 

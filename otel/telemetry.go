@@ -180,7 +180,7 @@ func (t *Telemetry) observe(ctx context.Context, src pipeline.Source, e pipeline
 func (t *Telemetry) record(ctx context.Context, src, as pipeline.Source, e pipeline.Event) {
 	switch e := e.(type) {
 	case pipeline.AttemptFinished:
-		t.attemptDuration.Record(ctx, e.Duration.Seconds(), t.calls.get(as.Pipeline).attempt(e.Verdict.Kind).rec...)
+		t.attemptDuration.Record(ctx, e.Duration.Seconds(), t.calls.get(as.Pipeline).attempt(e.Verdict).rec...)
 	case pipeline.Stopped:
 		if e.Err == nil || e.Err.Stage != src.Stage || e.Err.Name != src.Name {
 			break // a stop an outer stage passes on was counted where it was made
