@@ -1,4 +1,3 @@
-			"resilience.attempt.duration{pipeline.name=svc,verdict=canceled} count=1 sum=0.025", // the hedge's losing copy
 package pipelineotel_test
 
 import (
@@ -98,6 +97,7 @@ func TestScenario(t *testing.T) {
 		}))
 
 		assert.Equal(t, []string{
+			"resilience.attempt.duration{pipeline.name=svc,verdict=canceled} count=1 sum=0.025", // the hedge's losing copy
 			"resilience.attempt.duration{pipeline.name=svc,verdict=ok} count=3 sum=0.015",
 			"resilience.attempt.duration{pipeline.name=svc,verdict=transient} count=2 sum=0.01",
 			"resilience.breaker.pressure{breaker.name=svc} 0",

@@ -1,4 +1,3 @@
-			"resilience.attempt.duration{pipeline.name=h,verdict=canceled} count=1 sum=0.05", // the hedge's losing copy
 package pipelineotel_test
 
 import (
@@ -85,6 +84,7 @@ func TestStagesOfAHandBuiltCard(t *testing.T) {
 		}), pipeline.ErrAttemptsExhausted)
 
 		assert.Equal(t, []string{
+			"resilience.attempt.duration{pipeline.name=h,verdict=canceled} count=1 sum=0.05", // the hedge's losing copy
 			"resilience.attempt.duration{pipeline.name=h,verdict=ok} count=2 sum=0.035",
 			"resilience.attempt.duration{pipeline.name=h,verdict=transient} count=1 sum=2",
 			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=h} count=1 sum=2",

@@ -70,4 +70,3 @@ func BenchmarkTransport(b *testing.B) {
 	}
 	interleave(b, []string{"bare", "floor", "otel"}, []func(){get(bare), floored, get(observed)})
 }
-
