@@ -84,22 +84,26 @@ func count(root string) (map[string]int, error) {
 // exported counts the exported names of the package in dir, and reports
 // whether dir holds a library package.
 func exported(dir string) (int, bool, error) {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.SkipObjectResolution)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, false, err
 	}
+	fset := token.NewFileSet()
 	n, found := 0, false
-	for name, pkg := range pkgs {
-		if name == "main" {
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return 0, false, err
+		}
+		if f.Name.Name == "main" {
 			continue
 		}
 		found = true
-		for _, f := range pkg.Files {
-			n += inFile(f)
-		}
+		n += inFile(f)
 	}
 	return n, found, nil
 }
