@@ -1,12 +1,11 @@
 package simulation
 
 import (
+	"cmp"
 	"fmt"
-	"html"
-	"io"
 	"math"
-	"strconv"
-	"strings"
+	"slices"
+	"time"
 )
 
 // Chart is a line chart of one or more series over time, rendered to SVG by
@@ -22,22 +21,100 @@ type Chart struct {
 	// Start is the x of every line's first value, where the x axis starts. The
 	// zero value starts it at 0.
 	Start float64
+	// End is the x at which the run ended, where the x axis ends; its last
+	// tick is labelled with it. With End set the chart is one of buckets:
+	// value i counts what happened from Start + i x Step for one Step (the
+	// calls of one second, say) and is drawn at the middle of that span, and
+	// a value whose span the run did not cover whole (it reaches past End)
+	// is not drawn, so the second a run ended in, or one after it, does not
+	// read as a drop to 0. Zero means the axis ends at the last value's x and
+	// every value is a point, drawn where Line says.
+	End float64
+	// Bands are stretches of the x axis shaded behind the lines and named in
+	// the legend, such as a fault's window ([FaultBands]).
+	Bands []Band
 	// Lines are the series, drawn in order and named in the legend.
 	Lines []Line
 }
 
 // Line is one named series of a [Chart]; value i is plotted at
-// x = Start + i x Step. A NaN or infinite value is not drawn: it breaks the
-// line, as a gap in the data.
+// x = Start + i x Step (at the middle of its bucket on a chart with an End).
+// A NaN or infinite value is not drawn: it breaks the line, as a gap in the
+// data.
 type Line struct {
 	Name   string
 	Values []float64
 }
 
+// Band is a stretch of a [Chart]'s x axis, from From to To, shaded and named
+// in the legend, once for all the bands of one name. A To of +Inf runs to the
+// end of the axis.
+type Band struct {
+	Name     string
+	From, To float64
+}
+
+// FaultBands returns a band per fault, on an x axis of seconds, sorted by
+// start, each named by the fault and its window: "outage 30-35 s" for
+// Interval{From: 30 * time.Second, To: 35 * time.Second, Name: "outage"},
+// "fault from 30 s" for a fault without a name that never ends. Faults that
+// are the same interval with the same name give one band. When more than
+// three faults share a name, their bands share one too, such as
+// "outage, 38 times, 120-3451 s", so the legend names them once.
+func FaultBands(faults []Interval) []Band {
+	var bands []Band
+	var names []string // each band's fault's name
+	for _, f := range faults {
+		name := cmp.Or(f.Name, "fault")
+		b := Band{Name: name + " " + label(f.From.Seconds()) + "-" + label(f.To.Seconds()) + " s", From: f.From.Seconds(), To: f.To.Seconds()}
+		if f.To == 0 {
+			b.Name, b.To = name+" from "+label(f.From.Seconds())+" s", math.Inf(1)
+		}
+		if !slices.Contains(bands, b) {
+			bands, names = append(bands, b), append(names, name)
+		}
+	}
+	nameRepeats(bands, names)
+	slices.SortStableFunc(bands, func(a, b Band) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
+	return bands
+}
+
+// faultsNamedApart is the most faults of one name that FaultBands names one
+// by one.
+const faultsNamedApart = 3
+
+// nameRepeats gives the bands of each fault name that more than
+// faultsNamedApart of them have (names[i] is band i's) one name for them all:
+// the fault's name, how many there are and the stretch they span.
+func nameRepeats(bands []Band, names []string) {
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(names))) {
+		var same []int
+		for i, n := range names {
+			if n == name {
+				same = append(same, i)
+			}
+		}
+		if len(same) <= faultsNamedApart {
+			continue
+		}
+		from, to := math.Inf(1), 0.0
+		for _, i := range same {
+			from, to = min(from, bands[i].From), max(to, bands[i].To)
+		}
+		group := fmt.Sprintf("%s, %d times, %s-%s s", name, len(same), label(from), label(to))
+		if math.IsInf(to, 1) {
+			group = fmt.Sprintf("%s, %d times, from %s s", name, len(same), label(from))
+		}
+		for _, i := range same {
+			bands[i].Name = group
+		}
+	}
+}
+
 // Chart returns a chart of r's per-second series: offered, attempts, served,
 // refused and failed calls, probes, hedges when the run hedged, and slow
-// samples when it had a slow judge, up to the last second in which anything
-// happened.
+// samples when it had a slow judge, over the run's Duration, with the
+// dependency's faults shaded.
 func (r *Report) Chart() Chart {
 	pick := func(f func(Second) int) []float64 {
 		v := make([]float64, len(r.Seconds))
@@ -64,137 +141,15 @@ func (r *Report) Chart() Chart {
 	if r.SlowJudge != nil {
 		lines = append(lines, Line{"slow", pick(func(s Second) int { return s.Slow })})
 	}
-	return trimmed(Chart{Title: title, XLabel: "time (s)", YLabel: "per second", Lines: lines})
+	return Chart{Title: title, XLabel: "time (s)", YLabel: "per second", End: r.Duration.Seconds(), Bands: FaultBands(r.Faults), Lines: lines}
 }
 
-// trimmed returns c with the values after the last non-zero one of any line
-// cut off, such as the empty seconds at the end of a run.
-func trimmed(c Chart) Chart {
-	n := 0
-	for _, l := range c.Lines {
-		for i := len(l.Values) - 1; i >= n; i-- {
-			if l.Values[i] != 0 {
-				n = i + 1
-				break
-			}
-		}
+// overRuns returns c as a chart of the runs of durations with faults: its
+// axis ends where the longest run ended, and every run's faults are shaded.
+func overRuns(c Chart, durations []time.Duration, faults []Interval) Chart {
+	for _, d := range durations {
+		c.End = max(c.End, d.Seconds())
 	}
-	for i := range c.Lines {
-		c.Lines[i].Values = c.Lines[i].Values[:min(n, len(c.Lines[i].Values))]
-	}
+	c.Bands = FaultBands(faults)
 	return c
-}
-
-// Chart geometry, in SVG user units.
-const (
-	chartWidth   = 1000
-	chartHeight  = 420
-	plotLeft     = 70
-	plotRight    = 700
-	plotTop      = 40
-	plotBottom   = 360
-	legendLeft   = 720
-	legendTop    = 50
-	legendRowGap = 20
-)
-
-// palette colours the lines in order, repeating after the last.
-var palette = [...]string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"}
-
-// WriteSVG writes the chart as a standalone SVG document: axes with ticks and
-// labels, each line as polylines (one per run of drawable values) and a legend. The output depends only on the
-// chart, so it is byte-for-byte reproducible.
-func (c Chart) WriteSVG(w io.Writer) error {
-	step := c.Step
-	if step == 0 {
-		step = 1
-	}
-	var xMax, yMax float64
-	for _, l := range c.Lines {
-		xMax = max(xMax, float64(max(len(l.Values)-1, 0))*step)
-		for _, v := range l.Values {
-			if finite(v) {
-				yMax = max(yMax, v)
-			}
-		}
-	}
-	xTick, xTop := ticks(xMax)        // xMax and xTop are measured from Start
-	yTick, yTop := ticks(yMax * 1.05) // headroom above the highest value
-	x := func(v float64) float64 { return plotLeft + v/xTop*(plotRight-plotLeft) }
-	y := func(v float64) float64 { return plotBottom - v/yTop*(plotBottom-plotTop) }
-
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartWidth, chartHeight, chartWidth, chartHeight)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", chartWidth, chartHeight)
-	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="16" text-anchor="middle">%s</text>`+"\n", (plotLeft+plotRight)/2, html.EscapeString(c.Title))
-
-	for k := 0.0; k*xTick <= xTop+xTick/2; k++ {
-		v := k * xTick
-		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#ddd"/>`, f1(x(v)), plotTop, f1(x(v)), plotBottom)
-		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", f1(x(v)), plotBottom+16, label(c.Start+v))
-	}
-	for k := 0.0; k*yTick <= yTop+yTick/2; k++ {
-		v := k * yTick
-		fmt.Fprintf(&b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#ddd"/>`, plotLeft, f1(y(v)), plotRight, f1(y(v)))
-		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`+"\n", plotLeft-6, f1(y(v)+4), label(v))
-	}
-	fmt.Fprintf(&b, `<polyline points="%d,%d %d,%d %d,%d" fill="none" stroke="black"/>`+"\n", plotLeft, plotTop, plotLeft, plotBottom, plotRight, plotBottom)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", (plotLeft+plotRight)/2, plotBottom+40, html.EscapeString(c.XLabel))
-	fmt.Fprintf(&b, `<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>`+"\n", (plotTop+plotBottom)/2, (plotTop+plotBottom)/2, html.EscapeString(c.YLabel))
-
-	for i, l := range c.Lines {
-		colour := palette[i%len(palette)]
-		for j := 0; j < len(l.Values); {
-			if !finite(l.Values[j]) {
-				j++
-				continue
-			}
-			b.WriteString(`<polyline fill="none" stroke-width="1.5" stroke="` + colour + `" points="`)
-			for from := j; j < len(l.Values) && finite(l.Values[j]); j++ {
-				if j > from {
-					b.WriteByte(' ')
-				}
-				b.WriteString(f1(x(float64(j)*step)) + "," + f1(y(l.Values[j])))
-			}
-			b.WriteString(`"/>` + "\n")
-		}
-		ly := legendTop + i*legendRowGap
-		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`, legendLeft, ly, legendLeft+24, ly, colour)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", legendLeft+30, ly+4, html.EscapeString(l.Name))
-	}
-	b.WriteString("</svg>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// ticks returns a tick spacing of 1, 2 or 5 times a power of ten giving at
-// most about seven ticks from 0 to at least top, and the axis end it gives.
-func ticks(top float64) (step, end float64) {
-	if !(top > 0) {
-		return 1, 1
-	}
-	raw := top / 6
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	switch m := raw / p; {
-	case m <= 1:
-		step = p
-	case m <= 2:
-		step = 2 * p
-	case m <= 5:
-		step = 5 * p
-	default:
-		step = 10 * p
-	}
-	return step, math.Ceil(top/step-1e-9) * step
-}
-
-// finite reports whether v can be drawn: neither NaN nor infinite.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// f1 formats a coordinate with one decimal.
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
-// label formats a tick value in its shortest form, to at most three decimals.
-func label(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }

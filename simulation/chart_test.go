@@ -1,124 +1,92 @@
 package simulation
 
 import (
-	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestTicks(t *testing.T) {
-	for _, tc := range []struct{ top, step, end float64 }{
-		{0, 1, 1},
-		{-3, 1, 1},
-		{1, 0.2, 1},
-		{7, 2, 8},
-		{10, 2, 10},
-		{60, 10, 60},
-		{100, 20, 100},
-		{121, 50, 150},
-		{200, 50, 200},
-		{0.35, 0.1, 0.4},
-		{60000, 10000, 60000},
-	} {
-		step, end := ticks(tc.top)
-		assert.InDelta(t, tc.step, step, 1e-12, "step for %v", tc.top)
-		assert.InDelta(t, tc.end, end, 1e-9, "end for %v", tc.top)
-	}
-}
-
-// elements parses an SVG document and counts its elements by name.
-func elements(t *testing.T, svg []byte) map[string]int {
-	t.Helper()
-	counts := map[string]int{}
-	d := xml.NewDecoder(bytes.NewReader(svg))
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return counts
-		}
-		require.NoError(t, err)
-		if s, ok := tok.(xml.StartElement); ok {
-			counts[s.Name.Local]++
-		}
-	}
-}
-
-func TestChartWriteSVG(t *testing.T) {
-	c := Chart{
-		Title:  "a <title> & more",
-		XLabel: "time (s)",
-		YLabel: "per 100 ms",
-		Step:   0.1,
-		Lines: []Line{
-			{Name: "first", Values: []float64{0, 3, 9, 4}},
-			{Name: "second <b>", Values: []float64{1, 1, 2}},
-		},
-	}
-	var a, b bytes.Buffer
-	require.NoError(t, c.WriteSVG(&a))
-	require.NoError(t, c.WriteSVG(&b))
-	assert.Equal(t, a.Bytes(), b.Bytes(), "reproducible")
-
-	svg := a.String()
-	counts := elements(t, a.Bytes())
-	assert.Equal(t, 1, counts["svg"])
-	assert.Equal(t, 3, counts["polyline"], "the axes and one per line")
-	assert.Contains(t, svg, "a &lt;title&gt; &amp; more")
-	assert.Contains(t, svg, ">second &lt;b&gt;</text>")
-	assert.Contains(t, svg, ">per 100 ms</text>")
-	// x runs to 0.3 s in ticks of 0.1, y to 10 in ticks of 2.
-	for _, tick := range []string{">0.1</text>", ">0.3</text>", ">10</text>", ">8</text>"} {
-		assert.Contains(t, svg, tick)
-	}
-	assert.NotContains(t, svg, ">0.30000000000000004<")
-	// The first line's peak (9 of 10) is drawn at 0.2 s: x = 70 + 0.2/0.3 x 630,
-	// y = 360 - 9/10 x 320.
-	assert.Contains(t, svg, "490.0,72.0")
-}
-
-func TestChartStart(t *testing.T) {
-	c := Chart{Start: 90, Step: 0.5, Lines: []Line{{Name: "tail", Values: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000}}}}
-	var b bytes.Buffer
-	require.NoError(t, c.WriteSVG(&b))
-	svg := b.String()
-	// x runs from 90 to 95 in ticks of 1: the first value at the left edge, the
-	// last (1000 of 1200) at the right.
-	for _, tick := range []string{">90</text>", ">91</text>", ">95</text>"} {
-		assert.Contains(t, svg, tick)
-	}
-	assert.NotContains(t, svg, `text-anchor="middle">0</text>`, "the x axis does not start at 0")
-	assert.Contains(t, svg, `points="70.0,`)
-	assert.Contains(t, svg, "700.0,93.3")
-}
-
-func TestTrimmed(t *testing.T) {
-	c := trimmed(Chart{Lines: []Line{{Values: []float64{1, 0, 2, 0, 0}}, {Values: []float64{0, 0, 0, 3, 0, 0}}, {}}})
-	assert.Equal(t, []float64{1, 0, 2, 0}, c.Lines[0].Values)
-	assert.Equal(t, []float64{0, 0, 0, 3}, c.Lines[1].Values)
-	assert.Empty(t, c.Lines[2].Values)
-}
-
 func TestReportChart(t *testing.T) {
-	r := &Report{Name: "r", Seconds: []Second{{Offered: 2, Attempts: 3, Served: 1, RefusedByBreaker: 1, RefusedByBudget: 1, Failed: 1, Probes: 1}}}
+	r := &Report{Name: "r", Duration: 2 * time.Second, Faults: []Interval{{From: time.Second, Name: "outage"}}, Seconds: []Second{
+		{Offered: 2, Attempts: 3, Served: 1, RefusedByBreaker: 1, RefusedByBudget: 1, Failed: 1, Probes: 1},
+		{Offered: 1, Attempts: 1, Served: 1},
+		{Attempts: 1}, // a retry after the run's end
+	}}
 	c := r.Chart()
 	var names []string
 	for _, l := range c.Lines {
 		names = append(names, l.Name)
 	}
 	assert.Equal(t, []string{"offered", "attempts", "served", "refused", "failed", "probes"}, names)
-	assert.Equal(t, [][]float64{{2}, {3}, {1}, {2}, {1}, {1}}, func() (v [][]float64) {
+	assert.Equal(t, [][]float64{{2, 1, 0}, {3, 1, 1}, {1, 1, 0}, {2, 0, 0}, {1, 0, 0}, {1, 0, 0}}, func() (v [][]float64) {
 		for _, l := range c.Lines {
 			v = append(v, l.Values)
 		}
 		return v
 	}())
+	assert.Equal(t, 2.0, c.End, "the axis ends at the run's end")
+	assert.Equal(t, []Band{{Name: "outage from 1 s", From: 1, To: math.Inf(1)}}, c.Bands)
 	var b strings.Builder
 	require.NoError(t, c.WriteSVG(&b))
-	assert.Equal(t, 7, elements(t, []byte(b.String()))["polyline"])
+	assert.Equal(t, 7, elements(t, []byte(b.String()))["polyline"], "the axes and one per line")
+}
+
+func TestFaultBands(t *testing.T) {
+	s := time.Second
+	bands := FaultBands([]Interval{
+		{From: 30 * s, To: 35 * s, Name: "outage"},
+		{From: 10 * s, To: 40 * s},
+		{From: 30 * s, To: 35 * s, Name: "outage"}, // the same fault of another run
+		{From: 1500 * time.Millisecond, To: 2250 * time.Millisecond, Name: "brownout (10x)"},
+	})
+	assert.Equal(t, []Band{
+		{Name: "brownout (10x) 1.5-2.25 s", From: 1.5, To: 2.25},
+		{Name: "fault 10-40 s", From: 10, To: 40},
+		{Name: "outage 30-35 s", From: 30, To: 35},
+	}, bands, "sorted by start, each fault once, named with its window")
+	assert.Nil(t, FaultBands(nil))
+}
+
+// Every scenario whose dependency has a fault shades it on its charts over
+// time, and no chart over time runs past the end of its runs.
+func TestScenarioChartsShadeTheirFaults(t *testing.T) {
+	s, ok := Lookup("ramp-vs-cliff")
+	require.True(t, ok)
+	rs, err := s.Run(DefaultSeed)
+	require.NoError(t, err)
+	charts := []Chart{rs[0].Chart()}
+	charts = append(charts, s.Compare(rs)...)
+	for _, c := range charts {
+		assert.Equal(t, []Band{{Name: "outage 30-35 s", From: 30, To: 35}}, c.Bands, c.Title)
+		assert.Equal(t, 80.0, c.End, c.Title)
+	}
+}
+
+// Many faults of one name are named once, with how many there are and the
+// stretch they span; fewer are named one by one.
+func TestFaultBandsNameRepeatedFaultsOnce(t *testing.T) {
+	s := time.Second
+	var faults []Interval
+	for at := 100 * s; at < 500*s; at += 100 * s {
+		faults = append(faults, Interval{From: at, To: at + s, Name: "outage"}, Interval{From: at + s, To: at + 10*s, Name: "brownout (3x)"})
+	}
+	faults = append(faults, Interval{From: 50 * s, To: 60 * s, Name: "brownout (3x)"})
+	bands := FaultBands(faults)
+	require.Len(t, bands, 9)
+	names := map[string]int{}
+	for _, b := range bands {
+		names[b.Name]++
+	}
+	assert.Equal(t, map[string]int{"outage, 4 times, 100-401 s": 4, "brownout (3x), 5 times, 50-410 s": 5}, names)
+	assert.Equal(t, 50.0, bands[0].From, "still sorted by start")
+
+	es := parse(t, svgOf(t, Chart{End: 600, Bands: bands, Lines: []Line{{Name: "calls", Values: make([]float64, 600)}}}))
+	assert.Len(t, withClass(es, "band"), 9, "every band drawn")
+	assert.Equal(t, []string{"brownout (3x), 5 times, 50-410 s", "outage, 4 times, 100-401 s", "calls"}, texts(withClass(es, "legend")), "each name once in the legend")
+	assert.Len(t, FaultBands(faults[:6]), 6)
+	assert.Equal(t, "outage 100-101 s", FaultBands(faults[:6])[0].Name, "three of a name, each named")
 }

@@ -42,7 +42,8 @@
 //
 //	go run ./cmd/simulate
 //
-// which prints their reports and writes SVG charts ([Chart]).
+// which prints their reports and writes SVG charts ([Chart]), each fault's
+// window shaded ([FaultBands]), and one HTML page of them all.
 //
 // A [Grid] runs many clients over a grid of loads and outages and judges each
 // against a baseline; [MetastabilityGrid] is the built-in one, which holds

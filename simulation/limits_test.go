@@ -30,7 +30,7 @@ func TestWorkersQueueFirstComeFirstServed(t *testing.T) {
 	assert.Equal(t, []time.Duration{10 * ms, 10 * ms, 20 * ms, 15 * ms, 10 * ms}, got)
 	_, err := Workers{}.Start()
 	assert.ErrorContains(t, err, "Workers.Count")
-	assert.Equal(t, []Interval{{From: 1, To: 2}}, Workers{Count: 1, Base: Brownout{From: 1, To: 2}}.Faults())
+	assert.Equal(t, []Interval{{From: 1, To: 2, Name: "brownout (5x)"}}, Workers{Count: 1, Base: Brownout{From: 1, To: 2}}.Faults())
 }
 
 func TestLimitConfigIsValidated(t *testing.T) {

@@ -68,6 +68,11 @@ type Response struct {
 // the interval never ends.
 type Interval struct {
 	From, To time.Duration
+	// Name says what happens in the interval when it is a model's fault, such
+	// as "outage" or "brownout (10x)": a chart names the fault's band by it
+	// (see [FaultBands]). Empty means "fault". It changes nothing about the
+	// run.
+	Name string
 }
 
 // Contains reports whether t lies in the interval.

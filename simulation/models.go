@@ -98,7 +98,7 @@ type Brownout struct {
 
 // Start validates b and returns its state for one run.
 func (b Brownout) Start() (Dependency, error) {
-	if err := (Interval{b.From, b.To}).validate("Brownout"); err != nil {
+	if err := (Interval{From: b.From, To: b.To}).validate("Brownout"); err != nil {
 		return nil, err
 	}
 	if b.Factor == 0 {
@@ -111,11 +111,18 @@ func (b Brownout) Start() (Dependency, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &brownout{base: base, during: Interval{b.From, b.To}, factor: b.Factor}, nil
+	return &brownout{base: base, during: Interval{From: b.From, To: b.To}, factor: b.Factor}, nil
 }
 
-// Faults returns the brownout's interval and its base's faults.
-func (b Brownout) Faults() []Interval { return withFault(b.Base, Interval{b.From, b.To}) }
+// Faults returns the brownout's interval, named by its factor ("brownout
+// (5x)"), and its base's faults.
+func (b Brownout) Faults() []Interval {
+	factor := b.Factor
+	if factor == 0 {
+		factor = DefaultBrownoutFactor
+	}
+	return withFault(b.Base, Interval{From: b.From, To: b.To, Name: "brownout (" + label(factor) + "x)"})
+}
 
 type brownout struct {
 	base   Dependency
@@ -151,7 +158,7 @@ type Outage struct {
 
 // Start validates o and returns its state for one run.
 func (o Outage) Start() (Dependency, error) {
-	if err := (Interval{o.From, o.To}).validate("Outage"); err != nil {
+	if err := (Interval{From: o.From, To: o.To}).validate("Outage"); err != nil {
 		return nil, err
 	}
 	if o.Refused < 0 {
@@ -164,11 +171,18 @@ func (o Outage) Start() (Dependency, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &outage{base: base, during: Interval{o.From, o.To}, hang: o.Hang, refused: o.Refused}, nil
+	return &outage{base: base, during: Interval{From: o.From, To: o.To}, hang: o.Hang, refused: o.Refused}, nil
 }
 
-// Faults returns the outage's interval and its base's faults.
-func (o Outage) Faults() []Interval { return withFault(o.Base, Interval{o.From, o.To}) }
+// Faults returns the outage's interval, named "outage" ("outage (hanging)"
+// with Hang), and its base's faults.
+func (o Outage) Faults() []Interval {
+	name := "outage"
+	if o.Hang {
+		name = "outage (hanging)"
+	}
+	return withFault(o.Base, Interval{From: o.From, To: o.To, Name: name})
+}
 
 type outage struct {
 	base    Dependency
@@ -210,7 +224,7 @@ type FailingFraction struct {
 
 // Start validates f and returns its state for one run.
 func (f FailingFraction) Start() (Dependency, error) {
-	if err := (Interval{f.From, f.To}).validate("FailingFraction"); err != nil {
+	if err := (Interval{From: f.From, To: f.To}).validate("FailingFraction"); err != nil {
 		return nil, err
 	}
 	if !(f.Fraction > 0 && f.Fraction <= 1) {
@@ -220,11 +234,18 @@ func (f FailingFraction) Start() (Dependency, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &failing{base: base, during: Interval{f.From, f.To}, fraction: f.Fraction}, nil
+	return &failing{base: base, during: Interval{From: f.From, To: f.To}, fraction: f.Fraction}, nil
 }
 
-// Faults returns the failures' interval and the base's faults.
-func (f FailingFraction) Faults() []Interval { return withFault(f.Base, Interval{f.From, f.To}) }
+// Faults returns the failures' interval, named "failures" ("failures (30%)"
+// for a Fraction of 0.3), and the base's faults.
+func (f FailingFraction) Faults() []Interval {
+	name := "failures"
+	if f.Fraction < 1 {
+		name = "failures (" + label(100*f.Fraction) + "%)"
+	}
+	return withFault(f.Base, Interval{From: f.From, To: f.To, Name: name})
+}
 
 type failing struct {
 	base     Dependency

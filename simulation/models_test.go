@@ -116,9 +116,15 @@ func TestModelsCompose(t *testing.T) {
 	assert.Equal(t, Response{Latency: 20 * time.Millisecond}, ask(d, r, 6*time.Second, 0))
 	assert.Equal(t, outcome.Transient, ask(d, r, 21*time.Second, 0).Verdict.Kind)
 	assert.Equal(t, Response{Latency: 10 * time.Millisecond, Verdict: outcome.Verdict{Kind: outcome.Transient}}, ask(d, r, 40*time.Second, 0))
-	assert.ElementsMatch(t, []Interval{{20 * time.Second, 25 * time.Second}, {5 * time.Second, 10 * time.Second}, {40 * time.Second, 41 * time.Second}}, faultsOf(m))
+	assert.ElementsMatch(t, []Interval{
+		{From: 20 * time.Second, To: 25 * time.Second, Name: "outage"},
+		{From: 5 * time.Second, To: 10 * time.Second, Name: "brownout (2x)"},
+		{From: 40 * time.Second, To: 41 * time.Second, Name: "failures"},
+	}, faultsOf(m), "each fault named by its model")
 	assert.Nil(t, faultsOf(Healthy{}))
-	assert.Equal(t, []Interval{{time.Second, 2 * time.Second}}, faultsOf(Capacity{Rate: 1, Base: Outage{From: time.Second, To: 2 * time.Second}}))
+	assert.Equal(t, []Interval{{From: time.Second, To: 2 * time.Second, Name: "outage (hanging)"}}, faultsOf(Capacity{Rate: 1, Base: Outage{From: time.Second, To: 2 * time.Second, Hang: true}}))
+	assert.ElementsMatch(t, []Interval{{From: time.Second, Name: "failures (30%)"}, {Name: "brownout (5x)"}},
+		faultsOf(FailingFraction{Fraction: 0.3, From: time.Second, Base: Brownout{}}), "a fraction and the default factor in the names")
 }
 
 func TestIntervalContains(t *testing.T) {

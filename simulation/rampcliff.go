@@ -128,6 +128,7 @@ func rampShares(r *Report) Chart {
 	}
 	return Chart{
 		Title: "the ramp's admitted fraction, and how often slow calls held it (" + strings.TrimPrefix(r.Name, "ramp-vs-cliff/") + ")", XLabel: "time (s)", YLabel: "fraction (mean over the second)",
+		End: r.Duration.Seconds(), Bands: FaultBands(r.Faults),
 		Lines: []Line{
 			{"admitted fraction", pick(func(s Second) float64 { return s.RampFraction })},
 			{"share of offers held by slow calls", pick(func(s Second) float64 { return s.RampHeld })},

@@ -16,7 +16,7 @@ func TestReportString(t *testing.T) {
 		Name: "demo", Seed: 3, Duration: 90 * time.Second, Processes: 2, Rate: 12.5,
 		Offered: 100, Served: 90, RefusedByBreaker: 4, RefusedByBudget: 1, Failed: 5, Availability: 0.9,
 		Attempts: 130, Amplification: 1.3, WorstSecond: 12, WorstAmplification: 2.25,
-		Faults: []Interval{{time.Second, 2 * time.Second}}, FaultAmplification: 1.8,
+		Faults: []Interval{{From: time.Second, To: 2 * time.Second}}, FaultAmplification: 1.8,
 		P50: 21340 * time.Microsecond, P90: 50 * time.Millisecond, P99: 1234567 * time.Microsecond,
 		BreakerOpens: 3, FirstOpen: 1203 * time.Millisecond, FirstOpenCause: breaker.CauseConsecutiveFailures,
 		Probes: 7, PeakProbes: 2, PeakProbesAt: 25400 * time.Millisecond,

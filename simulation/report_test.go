@@ -12,7 +12,7 @@ import (
 
 func TestRecorderCountsByHowCallsEnded(t *testing.T) {
 	const s = time.Second
-	rec := newRecorder(Config{Name: "n", Seed: 9, Duration: 3 * s, Rate: 2}, []Interval{{s, 2 * s}})
+	rec := newRecorder(Config{Name: "n", Seed: 9, Duration: 3 * s, Rate: 2}, []Interval{{From: s, To: 2 * s}})
 	// Second 0: two calls, one served in one attempt, one refused by the breaker.
 	rec.offer(0)
 	rec.attempt(0, false)

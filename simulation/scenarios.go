@@ -341,13 +341,18 @@ func latencyTail(rs []*Report) Chart {
 	return c
 }
 
-// compare overlays one series of each report, named by the report.
+// compare overlays one series of each report, named by the report, over
+// the runs' time with their faults shaded.
 func compare(title, ylabel string, rs []*Report, step float64, series func(*Report) []float64) Chart {
 	c := Chart{Title: title, XLabel: "time (s)", YLabel: ylabel, Step: step}
+	var durations []time.Duration
+	var faults []Interval
 	for _, r := range rs {
 		c.Lines = append(c.Lines, Line{Name: r.Name, Values: series(r)})
+		durations = append(durations, r.Duration)
+		faults = append(faults, r.Faults...)
 	}
-	return trimmed(c)
+	return overRuns(c, durations, faults)
 }
 
 func attemptsPerSecond(r *Report) []float64 {
@@ -366,8 +371,10 @@ func servedPerSecond(r *Report) []float64 {
 	return v
 }
 
+// probesPerBucket is the probes of each ProbeBucket, 0 in the buckets after
+// the last probe.
 func probesPerBucket(r *Report) []float64 {
-	v := make([]float64, len(r.ProbeSeries))
+	v := make([]float64, max(len(r.ProbeSeries), int((r.Duration+ProbeBucket-1)/ProbeBucket)))
 	for i, n := range r.ProbeSeries {
 		v[i] = float64(n)
 	}

@@ -1,14 +1,16 @@
 // Command simulate runs the simulation's built-in scenarios (package
 // simulation) and prints their reports, and writes an SVG chart per variant
-// and per comparison.
+// and per comparison, and one HTML page of them all, index.html.
 //
 // Usage:
 //
 //	go run ./cmd/simulate [-scenario name|all] [-seed n] [-out dir] [-series] [-list]
 //
 // With no flags it runs every scenario that can run with the default seed and
-// writes the charts to ./simulation-out. The same seed always prints the same
-// reports and writes the same files.
+// writes the charts to ./simulation-out, with ./simulation-out/index.html: a
+// self-contained page (no script, nothing fetched) of every scenario's claim,
+// result, figures and charts, the charts inlined. The same seed always prints
+// the same reports and writes the same files.
 package main
 
 import (
@@ -31,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	name := fs.String("scenario", "all", "the scenario to run, by name, or all")
 	seed := fs.Uint64("seed", simulation.DefaultSeed, "the seed of every random draw")
-	out := fs.String("out", "simulation-out", "the directory the SVG charts are written to (empty: no charts)")
+	out := fs.String("out", "simulation-out", "the directory the SVG charts and index.html are written to (empty: neither)")
 	series := fs.Bool("series", false, "also print each run's per-second series")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	arrivals := fs.String("arrivals", "even", "how calls arrive in the scenarios of calls and the grids: even or poisson (the concurrency limits' scenarios keep even arrivals)")
@@ -86,11 +88,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	pg := page{Seed: *seed, Arrivals: *arrivals}
 	for _, s := range chosen {
-		if err := runScenario(s, *seed, *out, *series, stdout); err != nil {
+		sec, err := runScenario(s, *seed, *out, *series, stdout)
+		if err != nil {
 			fmt.Fprintf(stderr, "simulate: %v\n", err)
 			return 1
 		}
+		pg.Sections = append(pg.Sections, sec)
+	}
+	if *out != "" {
+		path, err := writePage(*out, pg)
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
 	}
 	return 0
 }
@@ -104,7 +117,7 @@ type report interface {
 }
 
 // picture is a simulation.Chart or a simulation.HeatMap: what the command
-// writes to a file.
+// writes to a file, and inlines in the page.
 type picture interface {
 	WriteSVGFile(dir string) (string, error)
 }
@@ -190,23 +203,26 @@ func collect[R report](name string, rs []R, summary func([]R) string, compare fu
 	return out, text, charts, nil
 }
 
-// runScenario runs s, prints its reports and writes its charts to dir.
-func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) error {
+// runScenario runs s, prints its reports, writes its charts to dir and
+// returns its section of the page (its figures only when dir is set).
+func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) (section, error) {
+	sec := section{Name: s.name, Claim: s.claim, Pending: s.pending}
 	fmt.Fprintf(w, "== %s: %s\n", s.name, s.claim)
 	if s.pending != "" {
 		fmt.Fprintf(w, "   pending: %s\n\n", s.pending)
-		return nil
+		return sec, nil
 	}
 	reports, summary, compared, err := s.run(seed)
 	if err != nil {
-		return err
+		return sec, err
 	}
 	var charts []picture
 	for _, r := range reports {
 		fmt.Fprintln(w, r)
+		sec.Reports = append(sec.Reports, r.String())
 		if series {
 			if err := r.WriteSeries(w); err != nil {
-				return err
+				return sec, err
 			}
 			fmt.Fprintln(w)
 		}
@@ -214,18 +230,24 @@ func runScenario(s scenario, seed uint64, dir string, series bool, w io.Writer) 
 	}
 	if summary != "" {
 		fmt.Fprintln(w, summary)
+		sec.Result = summary
 	}
 	charts = append(charts, compared...)
 	if dir == "" {
-		return nil
+		return sec, nil
 	}
 	for _, c := range charts {
 		path, err := c.WriteSVGFile(dir)
 		if err != nil {
-			return err
+			return sec, err
 		}
 		fmt.Fprintf(w, "   wrote %s\n", path)
+		fig, err := newFigure(path)
+		if err != nil {
+			return sec, err
+		}
+		sec.Figures = append(sec.Figures, fig)
 	}
 	fmt.Fprintln(w)
-	return nil
+	return sec, nil
 }

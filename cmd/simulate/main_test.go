@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/resilience-go/pipeline/simulation"
 )
 
 // simulate runs the command with args and returns its exit code and output.
@@ -39,7 +41,20 @@ func TestRunsAScenarioAndWritesItsCharts(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err, name)
 		assert.True(t, bytes.HasPrefix(b, []byte("<svg ")), name)
+		assert.Contains(t, string(b), ">failures 10-40 s</text>", "%s: the fault's window in the legend", name)
 	}
+	// The page holds the scenario: its claim, its figures, and its charts as
+	// the files hold them.
+	assert.Contains(t, out, "wrote "+filepath.Join(dir, "index.html")+"\n")
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	checkPage(t, page, []string{"retry-storm"}, 3)
+	for _, want := range []string{"a budget keeps the load on a failing dependency near 1x", "retry-storm/no-budget (seed 1): 1 process(es) x 100 calls/s for 60s", "<figcaption>retry-storm-attempts-per-second.svg</figcaption>"} {
+		assert.Contains(t, string(page), want)
+	}
+	chart, err := os.ReadFile(filepath.Join(dir, "retry-storm-default-budget.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), string(chart), "the chart inlined as written")
 
 	// The same seed prints the same reports; another seed, others.
 	_, again, _ := simulate("-scenario", "retry-storm", "-out", dir, "-series")
@@ -152,5 +167,37 @@ func TestTheMetastabilityGridPrintsItsVerdicts(t *testing.T) {
 	for _, name := range []string{"metastability-availability-retries.svg", "metastability-availability-card.svg", "metastability-availability-throttle.svg"} {
 		_, err := os.Stat(filepath.Join(dir, name))
 		assert.NoError(t, err, name)
+	}
+	// The page shows the grid as its heat maps, with the table and verdicts.
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	checkPage(t, page, []string{"metastability"}, 3)
+	for _, want := range []string{">metastability: availability, retries</text>", ">metastability: availability, card</text>", "verdict card: PASS: 16 of 16 cells pass", "failing cells outlined"} {
+		assert.Contains(t, string(page), want)
+	}
+}
+
+// The page of a whole run holds every scenario, in the order they ran, and
+// every chart written beside it. (Left out under the race detector, where
+// the whole run takes over a minute; the tests above check the page of each
+// kind of scenario.)
+func TestThePageHoldsEveryScenario(t *testing.T) {
+	if raced {
+		t.Skip("the whole run takes over a minute under the race detector; TestThePageIsOneSelfContainedDocument checks a page of every scenario")
+	}
+	dir := t.TempDir()
+	code, _, errs := simulate("-out", dir)
+	require.Equal(t, 0, code, errs)
+	svgs, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+	require.NoError(t, err)
+	var names []string
+	for _, s := range scenarios(simulation.Even) {
+		names = append(names, s.name)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	require.NoError(t, err)
+	checkPage(t, page, names, len(svgs))
+	for _, svg := range svgs {
+		assert.Contains(t, string(page), "<figcaption>"+filepath.Base(svg)+"</figcaption>")
 	}
 }

@@ -100,6 +100,17 @@ func Summary(rs []*Report) string {
 	return b.String()
 }
 
+// namedFault returns r's fault, named by its situation when it has no name
+// of its own, for its band on a chart: "outage 30-50 s", "sick process
+// 30-50 s".
+func (r *Report) namedFault() simulation.Interval {
+	f := r.Fault
+	if f.Name == "" {
+		f.Name = strings.ReplaceAll(r.Situation.String(), "-", " ")
+	}
+	return f
+}
+
 // spared returns the number of processes the fault does not reach, and how
 // many of them stopped calling all the same.
 func (r *Report) spared() (n, stopped int) {
@@ -115,7 +126,8 @@ func (r *Report) spared() (n, stopped int) {
 }
 
 // Charts returns, per case, the doomed calls per second and the wrongly
-// refused calls per second, one line per strategy.
+// refused calls per second, one line per strategy, over the run's Duration
+// with the fault's window shaded.
 func Charts(rs []*Report) []simulation.Chart {
 	var cs []simulation.Chart
 	for _, c := range Cases {
@@ -127,17 +139,21 @@ func Charts(rs []*Report) []simulation.Chart {
 			{"wrongly refused calls per second", func(s Second) int { return s.WronglyRefused }},
 		} {
 			ch := simulation.Chart{Title: c.Name + ": " + m.title, XLabel: "time (s)", YLabel: "calls per second"}
+			var faults []simulation.Interval
 			for _, st := range Strategies {
 				r := Find(rs, c.Name, st)
 				if r == nil {
 					continue
 				}
+				ch.End = max(ch.End, r.Duration.Seconds())
+				faults = append(faults, r.namedFault())
 				v := make([]float64, len(r.Seconds))
 				for i, s := range r.Seconds {
 					v[i] = float64(m.pick(s))
 				}
 				ch.Lines = append(ch.Lines, simulation.Line{Name: st.String(), Values: v})
 			}
+			ch.Bands = simulation.FaultBands(faults)
 			if len(ch.Lines) > 0 {
 				cs = append(cs, ch)
 			}

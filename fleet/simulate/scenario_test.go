@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +135,30 @@ func TestConfigRefusesImpossibleValues(t *testing.T) {
 	_, err = Run(Config{Fault: simulation.Interval{From: 5 * time.Second, To: 5 * time.Second}})
 	assert.ErrorContains(t, err, "Config.Fault")
 	assert.NoError(t, Config{}.Validate())
+}
+
+// Each chart runs over the 90 s of the run, its last tick the run's end, with
+// the fault's window shaded and named by its situation; strategies whose lines
+// are the same over the whole run say so in the legend.
+func TestChartsShadeTheFaultOverTheRun(t *testing.T) {
+	charts := Charts(reports(t))
+	require.Len(t, charts, 2*len(Cases))
+	for _, c := range charts {
+		assert.Equal(t, DefaultDuration.Seconds(), c.End, c.Title)
+		name := "outage 30-50 s"
+		if strings.HasPrefix(c.Title, "sick-process") {
+			name = "sick process 30-50 s"
+		}
+		assert.Equal(t, []simulation.Band{{Name: name, From: 30, To: 50}}, c.Bands, c.Title)
+		var b bytes.Buffer
+		require.NoError(t, c.WriteSVG(&b))
+		svg := b.String()
+		assert.Contains(t, svg, ">"+name+"</text>", c.Title)
+		assert.Contains(t, svg, `class="x-tick" x="700.0" y="376" text-anchor="middle">90</text>`, "%s: the axis ends at 90 s", c.Title)
+	}
+	// In the outage, the quorum dooms the calls the independent breakers do,
+	// second by second.
+	var b bytes.Buffer
+	require.NoError(t, charts[0].WriteSVG(&b))
+	assert.Contains(t, b.String(), ">quorum (= independent)</text>")
 }
