@@ -125,7 +125,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.scopes = scopes
-	c.obs.Watch(c.Health())
+	keyed.Watch(c.obs, c, (*Client).Health)
 	return c, nil
 }
 

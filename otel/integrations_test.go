@@ -3,6 +3,7 @@ package pipelineotel_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -34,4 +35,43 @@ func TestATransportIsObservedThroughOneField(t *testing.T) {
 	t.Log(lines)
 	assert.Contains(t, lines, "resilience.call.duration{outcome=")
 	assert.Contains(t, lines, "breaker.state=open")
+}
+
+// A transport dropped is no longer observed: the observer holds it weakly
+// (one built per configuration reload used to stay observed, and in memory,
+// for as long as the Telemetry lived), while one still in use is.
+func TestADroppedTransportIsNoLongerObserved(t *testing.T) {
+	r := newRig(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	get := func(tr *pipelinehttp.Transport, url string) {
+		resp, err := (&http.Client{Transport: tr}).Get(url)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+	}
+	kept, err := pipelinehttp.New(pipelinehttp.Config{Observer: r.tel})
+	require.NoError(t, err)
+	get(kept, srv.URL)
+	func() {
+		dropped, err := pipelinehttp.New(pipelinehttp.Config{Observer: r.tel})
+		require.NoError(t, err)
+		get(dropped, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1))
+		dropped.CloseIdleConnections()
+	}()
+	states := func() []string {
+		var names []string
+		for _, line := range r.metrics(t) {
+			if strings.HasPrefix(line, "resilience.breaker.state{") {
+				names = append(names, line)
+			}
+		}
+		return names
+	}
+	require.Len(t, states(), 2, "both transports' hosts, while both live")
+	runtime.GC()
+	runtime.GC()
+	got := states()
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "breaker.name="+srv.URL)
+	runtime.KeepAlive(kept)
 }

@@ -153,7 +153,7 @@ func New(cfg Config) (*Transport, error) {
 		return nil, err
 	}
 	t.hosts = hosts
-	t.obs.Watch(t.Health())
+	keyed.Watch(t.obs, t, (*Transport).Health)
 	return t, nil
 }
 

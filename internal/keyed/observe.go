@@ -2,7 +2,10 @@ package keyed
 
 import (
 	"context"
+	"iter"
+	"runtime"
 	"time"
+	"weak"
 
 	"github.com/jonboulle/clockwork"
 
@@ -43,14 +46,32 @@ func (o *Observer) Hook(onEvent func(context.Context, pipeline.Source, pipeline.
 	return pipeline.Hooks(o.obs.KeyedHook(o.family), onEvent)
 }
 
-// Watch has the observer read src, the integration's health source; nothing
-// for a nil o. The integration's state lives as long as it does, so the
-// observer reads it for as long as the observer lives.
-func (o *Observer) Watch(src health.Source) {
-	if o != nil {
-		o.obs.ObserveHealth(src)
+// Watch has the observer read the health of owner, the integration, as
+// source returns it, for as long as owner lives: the observation holds owner
+// weakly, reports nothing once owner is unreachable, and ends when owner is
+// collected, so that an integration built again and again (a configuration
+// reloaded) on one observer leaves nothing behind. Nothing for a nil o.
+func Watch[O any](o *Observer, owner *O, source func(*O) health.Source) {
+	if o == nil {
+		return
 	}
+	held := weak.Make(owner)
+	stop := o.obs.ObserveHealth(weakSource(func(yield func(health.Dependency) bool) {
+		if p := held.Value(); p != nil {
+			for d := range source(p).Dependencies() {
+				if !yield(d) {
+					return
+				}
+			}
+		}
+	}))
+	runtime.AddCleanup(owner, func(stop func()) { stop() }, stop)
 }
+
+// weakSource is a health source that reads an integration held weakly.
+type weakSource iter.Seq[health.Dependency]
+
+func (s weakSource) Dependencies() iter.Seq[health.Dependency] { return iter.Seq[health.Dependency](s) }
 
 // Start is the reading a call started at; 0 for a nil o, which reads no
 // clock.
