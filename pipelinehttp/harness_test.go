@@ -59,6 +59,14 @@ func newHarness(t testing.TB, base http.RoundTripper, cfg pipelinehttp.Config) *
 	t.Helper()
 	h := &harness{clock: clockwork.NewFakeClockAt(epoch), waits: make(chan time.Duration, 64), counts: map[string]int{}, attempts: map[string]int{}}
 	cfg.Base, cfg.Clock, cfg.OnEvent = base, h.clock, h.record
+	if cfg.BodyStallTimeout == 0 {
+		// No stall watch on returned bodies: its schedule keeps a timer on
+		// the fake clock between bodies, which do's wait for "the retry's
+		// timer" would take for the retry's, advancing the clock before the
+		// retry has armed it (the call then hung until its real-time
+		// deadline, once under CI load). The stall watch has tests of its own.
+		cfg.BodyStallTimeout = -1
+	}
 	tr, err := pipelinehttp.New(cfg)
 	require.NoError(t, err)
 	h.tr, h.client = tr, &http.Client{Transport: tr}

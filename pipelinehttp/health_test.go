@@ -38,7 +38,7 @@ func TestHealthListsEveryHostWithoutUsingIt(t *testing.T) {
 		require.Less(t, i, 5, "the breaker never opened")
 		resp, _, err := h.do(t, newRequest(t, http.MethodGet, down.URL, strconv.Itoa(i), ""))
 		if resp != nil {
-			requireWhole(t, resp, errorSize) // and closed: its stall watch waits on the fake clock
+			requireWhole(t, resp, errorSize) // and closed
 		}
 		if err != nil {
 			require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
