@@ -36,7 +36,11 @@ const QuotaKind = "quota"
 // the fleet's limit applies again.
 //
 // A call through [QuotaGuard] that finds no token may wait for one, up to
-// QuotaConfig.MaxWait: it is woken by the next fetch, never polls.
+// QuotaConfig.MaxWait, in a queue served first come, first served: a token
+// that reaches the process goes to the oldest waiting call, which alone is
+// woken, and a call arriving while others wait queues behind them. The
+// calls admitted on the local share during an outage are charged to Redis
+// by the first fetch that reaches it again, up to the share's burst.
 //
 // A Quota is safe for concurrent use. Close stops its goroutine.
 type Quota struct {
@@ -61,20 +65,29 @@ type Quota struct {
 	// Rate/seen as each outage begins (before degraded is set).
 	local atomic.Pointer[ratelimit.Limiter]
 	seen  atomic.Int64 // the processes the latest fetch that reached Redis counted; 0 before
+	// owed counts the calls admitted on the local share since the latest
+	// fetch that reached Redis: the next one charges them (see fetch).
+	owed atomic.Int64
 
 	// Owned by whichever goroutine fetches: NewQuota's caller, then the loop.
 	degradedAt time.Time
 
-	// The calls waiting for a token (see await). ready is closed, and
-	// replaced, when a fetch ends or Close begins while waiters is above 0:
-	// a waiter reads ready before it looks for a token, so that a fetch
-	// ending after it looked always wakes it.
-	waiters atomic.Int64
-	mu      sync.Mutex    // guards ready
-	ready   chan struct{} // made outside any caller's synctest bubble: by NewQuota or the loop
+	// The calls waiting for a token, first come, first served (see
+	// quota_queue.go). mu guards the fields below it up to ready; queued
+	// is the queue's length, written under mu and read by Allow without it.
+	queued     atomic.Int64
+	mu         sync.Mutex
+	head, tail *waiter       // the queue, oldest first
+	spare      *waiter       // waiters not in use, each with its channel, linked by next
+	spares     int           // how many
+	bare       int           // waiters in the queue that have no channel yet
+	flush      bool          // ready must be closed: a waiter without a channel has news
+	ready      chan struct{} // closed, and replaced, by the loop to wake the waiters without a channel
+	tend       chan struct{} // one pending request for the loop to tend the queue
 
 	fetches atomic.Int64 // fetches made, for tests
 	given   atomic.Int64 // the tokens Close gave back, for tests
+	charged atomic.Int64 // the calls of the local share charged to Redis, for tests
 }
 
 // NewQuota builds a Quota from cfg, fetches its first lease (waiting on
@@ -101,6 +114,7 @@ func NewQuota(cfg QuotaConfig) (*Quota, error) {
 		done:     make(chan struct{}),
 		kick:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
+		tend:     make(chan struct{}, 1),
 	}
 	q.local.Store(local)
 	q.wait.Store(int64(q.intervalDuration()))
@@ -135,32 +149,50 @@ func (q *Quota) Degraded() bool { return q.degraded.Load() }
 func (q *Quota) Seen() int { return int(q.seen.Load()) }
 
 // Allow takes a token if this process holds one (or, while Redis is down,
-// if its local share has one) and reports true; otherwise it takes nothing
-// and reports false with wait, how long until the fleet's quota holds a token
-// again as this process last heard from Redis (at least one token's
-// interval). It never waits, and it allocates nothing. After Close it
-// admits nothing more.
+// if its local share has one) and no call waits in [QuotaGuard] for one,
+// and reports true; otherwise it takes nothing and reports false with wait,
+// how long until the fleet's quota holds a token again as this process last
+// heard from Redis (at least one token's interval; while Redis is down, the
+// local share's). The calls already waiting come first: while any waits,
+// Allow refuses, even if the lease holds a token at that instant, since it
+// is theirs. It never waits, and it allocates nothing. After Close it admits
+// nothing more.
 func (q *Quota) Allow() (wait time.Duration, ok bool) {
-	for {
-		n := q.tokens.Load()
-		if n <= 0 {
-			break
-		}
-		if q.tokens.CompareAndSwap(n, n-1) {
-			if n-1 <= q.s.low() {
-				q.nudge()
-			}
-			return 0, true
-		}
+	if q.queued.Load() == 0 && q.take() {
+		return 0, true
 	}
 	if q.closed.Load() {
 		return time.Duration(q.wait.Load()), false
 	}
 	q.nudge()
 	if q.degraded.Load() {
-		return q.local.Load().Allow()
+		local := q.local.Load()
+		if q.queued.Load() > 0 {
+			return time.Duration(float64(time.Second) / local.Rate()), false
+		}
+		if wait, ok = local.Allow(); ok {
+			q.owed.Add(1)
+		}
+		return wait, ok
 	}
 	return time.Duration(q.wait.Load()), false
+}
+
+// take takes a token from the lease, if it holds one, and asks for a fetch
+// once the lease is down to half.
+func (q *Quota) take() bool {
+	for {
+		n := q.tokens.Load()
+		if n <= 0 {
+			return false
+		}
+		if q.tokens.CompareAndSwap(n, n-1) {
+			if n-1 <= q.s.low() {
+				q.nudge()
+			}
+			return true
+		}
+	}
 }
 
 // nudge asks the loop for a fetch, without waiting.
@@ -184,7 +216,7 @@ func (q *Quota) nudge() {
 func (q *Quota) Close() {
 	q.once.Do(func() {
 		q.closed.Store(true)
-		q.wake() // the waiters see closed and give up
+		q.shut() // the waiters see closed and give up
 		q.cancel()
 		<-q.done
 		n := q.tokens.Swap(0) // after the loop: nothing adds to the lease any more
@@ -201,31 +233,26 @@ func (q *Quota) Close() {
 }
 
 // loop fetches a lease whenever the lease runs low, pausing pause first,
-// and at least every probe so that the process counts as seen.
+// and at least every probe so that the process counts as seen. While it
+// waits it tends the queue of waiting calls when one asks (see tendQueue).
 func (q *Quota) loop(pause time.Duration) {
 	defer close(q.done)
 	for {
 		if pause > 0 {
-			t := q.s.clock.NewTimer(pause)
-			select {
-			case <-q.ctx.Done():
-				t.Stop()
+			if _, closing := q.idle(pause, false); closing {
 				return
-			case <-t.Chan():
 			}
 		}
 		if !q.degraded.Load() && q.tokens.Load() > q.s.low() {
-			t := q.s.clock.NewTimer(q.s.probe())
-			select {
-			case <-q.ctx.Done():
-				t.Stop()
+			kicked, closing := q.idle(q.s.probe(), true)
+			if closing {
 				return
-			case <-q.kick:
-				t.Stop()
+			}
+			if kicked {
 				pause = 0
 				continue
-			case <-t.Chan(): // idle: fetch to be seen, and top the lease up
 			}
+			// idle: fetch to be seen, and top the lease up
 		}
 		var stop bool
 		if pause, stop = q.fetch(); stop {
@@ -234,17 +261,54 @@ func (q *Quota) loop(pause time.Duration) {
 	}
 }
 
+// idle waits d on the quota's clock, tending the queue whenever a waiting
+// call asks, and reports whether it ended early: on a request for a fetch
+// (only when kickable) or because the quota is closing.
+func (q *Quota) idle(d time.Duration, kickable bool) (kicked, closing bool) {
+	t := q.s.clock.NewTimer(d)
+	defer t.Stop()
+	var kick <-chan struct{}
+	if kickable {
+		kick = q.kick
+	}
+	for {
+		select {
+		case <-q.ctx.Done():
+			return false, true
+		case <-kick:
+			return true, false
+		case <-q.tend:
+			q.tendQueue()
+		case <-t.Chan():
+			return false, false
+		}
+	}
+}
+
 // fetch tops the lease up from Redis and returns how long to pause before
 // the next fetch if the lease is still low (0 if not), or stop when the
 // quota is closing. It records whether Redis was reached, raising Degraded
 // or Recovered when that changed.
+//
+// It charges the calls admitted on the local share since the latest fetch
+// that reached Redis, in the same script and before it takes the lease, up
+// to the share's burst: that is the most a share admits above its rate in
+// any stretch of time, so it is the most the process can have taken, just
+// before Redis came back, beyond what Redis would have granted it (the rate
+// itself Redis earned meanwhile; only its bucket's cap threw it away).
+// Charging more would make the fleet pay again for the rate the outage
+// allowed, and after a long outage refuse it for as long again. What is
+// charged may drive the fleet's balance below zero, to be earned back at
+// the rate. Calls admitted beyond the cap are forgiven.
 func (q *Quota) fetch() (pause time.Duration, stop bool) {
 	// Asking for none still registers the process, and tells a degraded
 	// quota that Redis answers.
 	want := max(0, q.s.lease-q.tokens.Load())
+	owed := q.owed.Load()
+	debt := min(owed, int64(q.local.Load().Burst()))
 	ctx, cancel := context.WithTimeout(q.ctx, q.s.timeout)
 	granted, wait, seen, err := grant(ctx, q.s.redis, q.keys, takeRequest{interval: q.interval,
-		burst: q.s.burst, want: want, process: q.s.process, ttl: q.s.seenFor()})
+		burst: q.s.burst, want: want, debt: debt, process: q.s.process, ttl: q.s.seenFor()})
 	cancel()
 	q.fetches.Add(1)
 	if q.ctx.Err() != nil { // closing: not an outage
@@ -260,17 +324,18 @@ func (q *Quota) fetch() (pause time.Duration, stop bool) {
 			}
 			q.degradedAt = now
 			q.degraded.Store(true)
+			q.rouse() // the waiters turn to the local share
 			q.emit(Degraded{Err: err, At: now})
 		}
-		q.wake() // the waiters turn to the local share
 		return q.s.probe(), false
 	}
+	q.owed.Add(-owed) // charged, up to the cap; the rest is forgiven
+	q.charged.Add(debt)
 	q.seen.Store(seen)
-	q.tokens.Add(granted)
 	q.wait.Store(int64(max(wait, q.intervalDuration())))
 	recovered := q.degraded.Load()
 	q.degraded.Store(false)
-	q.wake()
+	q.deposit(granted)
 	if recovered {
 		q.emit(Recovered{After: now.Sub(q.degradedAt), At: now})
 	}

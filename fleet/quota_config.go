@@ -102,7 +102,8 @@ type QuotaConfig struct {
 	// means such a call is refused at once; it must not be negative. A call
 	// never waits past its context's deadline, and one whose token, as this
 	// process last heard from Redis, would come later than it may wait is
-	// refused at once. [Quota.Allow] never waits.
+	// refused at once. The calls that wait are served in the order they
+	// arrived. [Quota.Allow] never waits, and refuses while calls wait.
 	MaxWait time.Duration
 	// Clock paces the quota's background fetches and times the local
 	// share while Redis is down. Nil means real time. The fleet's tokens

@@ -32,15 +32,17 @@ func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
 //     pipeline.Interrupted (Canceled or Deadline) at once.
 //   - The quota admits the call ([Quota.Allow]): the rest runs at once.
 //     This never waits on Redis and costs no allocation.
-//   - The process holds no token, QuotaConfig.MaxWait is above zero, and
-//     the next token, as this process last heard from Redis, comes within
-//     MaxWait and before ctx's deadline: the call waits for it on the
-//     quota's clock, woken by each fetch that ends (and, while Redis is
-//     down, by the local share's next token), emits [QuotaWaited] and runs.
-//     It takes nothing while it waits: if ctx ends first, Execute returns
-//     pipeline.Interrupted; if MaxWait or the deadline passes first, if a
-//     fetch reports that the next token comes too late, or if the quota is
-//     closed, the call is refused as below.
+//   - The process holds no token (or calls are waiting for theirs),
+//     QuotaConfig.MaxWait is above zero, and the next token, as this process
+//     last heard from Redis, comes within MaxWait and before ctx's
+//     deadline: the call waits for a token on the quota's clock, behind the
+//     calls already waiting, first come, first served; once one is handed
+//     to it (by a fetch or, while Redis is down, from the local share), it
+//     emits [QuotaWaited] and runs. It takes nothing while it waits: if ctx
+//     ends first, Execute returns pipeline.Interrupted, and a token handed
+//     to it as ctx ended goes on to the next call; if MaxWait or the
+//     deadline passes first, if a fetch reports that the next token comes
+//     too late, or if the quota is closed, the call is refused as below.
 //   - Otherwise the call is refused at once: a *pipeline.StopError of Stage
 //     "quota" and Reason pipeline.RateLimited whose RetryAfter is the wait
 //     Allow reported, rounded up to the millisecond, with a self-imposed

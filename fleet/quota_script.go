@@ -9,13 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// takeScript takes up to ARGV[3] tokens from the quota whose tat is at
-// KEYS[1], registers the process ARGV[5] in the set of processes seen at
-// KEYS[2], and returns {granted, wait, seen}: how many tokens it took, how
-// many microseconds until the quota holds a token more than it left, and how
-// many processes fetched within the last ARGV[6] microseconds, this one
-// included. Both keys share the quota's hash tag, so the script runs on
-// Redis Cluster.
+// takeScript charges ARGV[7] tokens to the quota whose tat is at KEYS[1],
+// takes up to ARGV[3] more from what is left, registers the process ARGV[5]
+// in the set of processes seen at KEYS[2], and returns {granted, wait,
+// seen}: how many tokens it took, how many microseconds until the quota
+// holds a token more than it left, and how many processes fetched within
+// the last ARGV[6] microseconds, this one included. Both keys share the
+// quota's hash tag, so the script runs on Redis Cluster.
 //
 // The quota is kept by the generic cell rate algorithm as one number, tat,
 // the theoretical arrival time of the next token, in microseconds. At now,
@@ -23,6 +23,11 @@ import (
 // interval, at most burst; taking g of them moves tat g intervals on. The key
 // expires when tat passes, which is when it would read as a full bucket
 // anyway.
+//
+// The charge (the calls a process admitted on its own while it could not
+// reach Redis, see Quota.fetch) moves tat on as many intervals first,
+// whatever the bucket holds: it may leave fewer than none available, which
+// the fleet then earns back at the rate before anything more is granted.
 //
 // The processes seen are a sorted set scored by the time of each one's
 // latest fetch: the script drops those older than ARGV[6] before it counts,
@@ -36,6 +41,7 @@ local burst = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 local ttl = tonumber(ARGV[6])
+local debt = tonumber(ARGV[7])
 if now == 0 then
 	if redis.replicate_commands then redis.replicate_commands() end
 	local t = redis.call('TIME')
@@ -43,9 +49,10 @@ if now == 0 then
 end
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
 if tat < now then tat = now end
+tat = tat + debt * interval
 local avail = math.floor((now + burst * interval - tat) / interval)
 local granted = math.max(0, math.min(want, avail))
-if granted > 0 then
+if granted > 0 or debt > 0 then
 	tat = tat + granted * interval
 	redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
 end
@@ -63,6 +70,7 @@ type takeRequest struct {
 	interval float64       // microseconds per token
 	burst    int64         // the bucket's size
 	want     int64         // the tokens asked for; 0 only registers the process
+	debt     int64         // the tokens to charge before any is granted
 	process  string        // the process to register as seen
 	ttl      time.Duration // how long a registration counts
 	now      int64         // microseconds since the Unix epoch; 0 for Redis's clock
@@ -71,7 +79,7 @@ type takeRequest struct {
 // grant runs takeScript for r on the quota whose keys are k.
 func grant(ctx context.Context, rdb redis.Scripter, k quotaKeys, r takeRequest) (granted int64, wait time.Duration, seen int64, err error) {
 	res, err := take.Run(ctx, rdb, []string{k.tat, k.seen},
-		strconv.FormatFloat(r.interval, 'f', -1, 64), r.burst, r.want, r.now, r.process, r.ttl.Microseconds()).Int64Slice()
+		strconv.FormatFloat(r.interval, 'f', -1, 64), r.burst, r.want, r.now, r.process, r.ttl.Microseconds(), r.debt).Int64Slice()
 	if err != nil {
 		return 0, 0, 0, err
 	}

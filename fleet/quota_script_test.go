@@ -96,3 +96,33 @@ func TestTakeScriptCountsTheProcessesSeen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "d is off")
 }
+
+// A charge moves tat on before anything is granted, whatever the bucket
+// holds: it may leave fewer than none available, which the fleet earns back
+// at the rate. A bucket of 10 tokens earning one every millisecond.
+func TestTakeScriptChargesFirst(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+	keys := quotaKeysOf(namespace(t), "partner")
+	const t0 = int64(1_764_586_800_000_000) // µs
+	const interval, burst = 1000.0, 10
+	steps := []struct {
+		at                  int64 // µs after t0
+		debt, want, granted int64
+		wait                time.Duration
+	}{
+		{0, 4, 3, 3, 0},                              // a full bucket (no key yet): 4 charged, 3 granted, 3 left
+		{0, 12, 1, 0, 10 * time.Millisecond},         // 12 more: 9 below none; the next token in 10 ms
+		{9_000, 0, 1, 0, time.Millisecond},           // 9 ms earn the 9 back: none yet
+		{10_000, 0, 5, 1, time.Millisecond},          // the tenth millisecond, the first token
+		{1_000_000, 30, 5, 0, 21 * time.Millisecond}, // after a quiet spell the bucket is full, and a charge above it takes everything
+	}
+	for i, s := range steps {
+		granted, wait, _, err := grant(ctx, rdb, keys, takeRequest{interval: interval, burst: burst,
+			want: s.want, debt: s.debt, process: "a", ttl: time.Hour, now: t0 + s.at})
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, s.granted, granted, "step %d: granted", i)
+		assert.Equal(t, s.wait, wait, "step %d: wait", i)
+	}
+}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,4 +232,46 @@ func TestQuotaGuardWaitingHammer(t *testing.T) {
 	assert.LessOrEqual(t, float64(admitted.Load()), bound)
 	assert.GreaterOrEqual(t, float64(admitted.Load()), 0.8*rate*elapsed, "the quota is used")
 	assert.Positive(t, waited.Load(), "calls wait for their tokens")
+}
+
+// A call that waits for its token allocates only the timer of its wait
+// (with the real clock, time.NewTimer's three: its channel, the channel's
+// buffer and the timer): its place in the queue and its wake-up channel are
+// kept from one waiting call to the next. The tokens come from a goroutine of the test, which deposits one as
+// a fetch would once the call waits.
+func TestQuotaAWaitingCallAllocatesItsTimer(t *testing.T) {
+	c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 0.001, Burst: 1, Lease: 1,
+		Processes: 1, MaxWait: time.Hour})
+	_, ok := c.q.Allow()
+	require.True(t, ok, "the one token Redis held")
+	require.Eventually(t, func() bool { return c.q.fetches.Load() == 2 }, wait, tick, "Redis is empty: the loop pauses 1,000 s")
+	pl := pipeline.New(QuotaGuard[string](c.q))
+	next, stop := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-next:
+			}
+			for c.q.queued.Load() == 0 {
+				runtime.Gosched()
+			}
+			c.q.deposit(1)
+		}
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(50, func() {
+		next <- struct{}{}
+		if _, err := pl.Execute(ctx, ran); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.LessOrEqual(t, allocs, 3.0)
+	t.Logf("%v allocations per waiting call", allocs)
 }
