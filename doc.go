@@ -42,7 +42,14 @@
 //     returned.
 //   - Events: [Next.Observed] before building one, [Next.Emit], and
 //     [Next.Source], the labels they carry.
-//   - Time: [Next.Clock] to wait on, [Next.Elapsed] to measure with.
+//   - Time: [Next.Clock] to wait on, [Next.Elapsed] to measure with, and
+//     one reading shared by the stages of a call: [Next.Entered] for the
+//     reading the stage outside handed in (or one taken now), [Next.At] to
+//     hand a reading inward when nothing waits before Run, [Next.Onward] to
+//     hand on the one received, [Next.SharesClock] to tell whether a stage's
+//     own clock is the pipeline's. A reading is handed one stage at a time,
+//     only by a stage that says so, so that a stage that waited (for a
+//     permit, a backoff) never passes on a reading older than its wait.
 //
 // # Concurrency
 //

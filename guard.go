@@ -69,7 +69,7 @@ func newGuard[T any](pool *sync.Pool) *guard[T] {
 // and once ctx is done at most grace more, then abandons it.
 func (p *Pipeline[T]) guarded(ctx context.Context, fn Func[T], attempt int, grace time.Duration) Result[T] {
 	var start time.Duration
-	if p.onEvent != nil {
+	if p.timed() {
 		start = p.now()
 	}
 	g := p.guards.Get().(*guard[T])

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/resilience-go/pipeline/internal/callctx"
+	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -32,24 +34,41 @@ type Result[T any] struct {
 // several goroutines at once (a hedge does), provided every call has returned
 // by the time the stage returns.
 type Next[T any] struct {
-	p     *Pipeline[T]
-	fn    Func[T]
-	pos   position
-	grace time.Duration // > 0: guard the work, abandoning it this long after ctx is done
+	p   *Pipeline[T]
+	fn  Func[T]
+	pos position
+	// arg is the grace of AbandonAfter if pos.flags has guards, or else the
+	// reading handed to the stage (handed) or to be handed inward (hands).
+	arg time.Duration
 }
 
-// position is where a Next stands: the index of the policy Run executes next and
-// the attempt number. It is one word, so that Next stays four words and is kept
-// in registers.
+// position is where a Next stands: the index of the policy Run executes next,
+// what arg holds, and the attempt number. It is one word, so that Next stays
+// four words and is kept in registers.
 type position struct {
-	stage, attempt uint32
+	stage   uint16
+	flags   uint16
+	attempt uint32
 }
+
+// The flags of a position.
+const (
+	handed uint16 = 1 << iota // arg is the reading the stage outside handed in
+	hands                     // arg is a reading Run hands to the stage inside
+	guards                    // arg is the grace of AbandonAfter
+)
+
+// maxStages is the most stages a pipeline may have: position counts them in
+// 16 bits.
+const maxStages = 1<<16 - 1
 
 // Run runs the stages inside the current one and, after them, the caller's Func,
 // with ctx. The innermost step classifies the attempt's outcome, once, and emits
 // an [AttemptFinished] event. A stage's result with an error and the zero
 // verdict is judged before Run returns it (see [Result]).
 func (n Next[T]) Run(ctx context.Context) Result[T] {
+	f := n.pos.flags
+	n.pos.flags = f&guards | (f&hands)>>1 // a reading to hand becomes one handed, once
 	if int(n.pos.stage) < len(n.p.policies) {
 		policy := n.p.policies[n.pos.stage]
 		n.pos.stage++
@@ -59,10 +78,10 @@ func (n Next[T]) Run(ctx context.Context) Result[T] {
 		}
 		return r
 	}
-	if n.grace > 0 {
-		return n.p.guarded(ctx, n.fn, int(n.pos.attempt), n.grace)
+	if f&guards != 0 {
+		return n.p.guarded(ctx, n.fn, int(n.pos.attempt), n.arg)
 	}
-	return n.p.attempt(ctx, n.fn, int(n.pos.attempt))
+	return n.p.attempt(ctx, n)
 }
 
 // Inner describes the stage Run executes next, or is the zero StageInfo if
@@ -91,10 +110,66 @@ func (n Next[T]) WithAttempt(a int) Next[T] {
 // ctx.Err() and ctx's cause, and the goroutine ends when the work returns,
 // discarding its result. A grace of 0 or less turns the guard off. The timeout
 // stage uses this; stages of the pipeline itself honour their context and are
-// never abandoned.
+// never abandoned. A Next that guards hands no reading inward (see At): the
+// stages inside a guarding one read the clock themselves.
 func (n Next[T]) AbandonAfter(grace time.Duration) Next[T] {
-	n.grace = max(grace, 0)
+	switch {
+	case grace > 0:
+		n.pos.flags = n.pos.flags&^hands | guards
+		n.arg = grace
+	case n.pos.flags&guards != 0:
+		n.pos.flags &^= guards
+		n.arg = 0
+	}
 	return n
+}
+
+// Entered is a reading of the pipeline's clock (as [Next.Elapsed]) taken as
+// the stage was entered: the one the stage outside handed in with At, or, if
+// it handed none, one taken now. Call it as Execute begins. A stage that times
+// something on the pipeline's clock, or on a clock of its own that is the
+// pipeline's (see SharesClock), measures from it, so that the stages of one
+// call, entered one inside the other without a wait between, share one
+// reading of the clock instead of taking one each.
+func (n Next[T]) Entered() time.Duration {
+	if n.pos.flags&handed != 0 {
+		return n.arg
+	}
+	return n.p.now()
+}
+
+// At returns a copy of n whose Run hands the reading t (of Elapsed or Entered)
+// to the stage inside, as its Entered. Hand a reading on only when nothing
+// waits and no caller's code runs between taking it and calling Run: a stage
+// that has waited (for a permit, a backoff, a slot) calls Run without At, and
+// the stage inside reads the clock itself. The reading is handed once: the
+// stage inside hands it further only if it says so.
+func (n Next[T]) At(t time.Duration) Next[T] {
+	if n.pos.flags&guards == 0 {
+		n.pos.flags |= hands
+		n.arg = t
+	}
+	return n
+}
+
+// Onward returns a copy of n whose Run hands inward the reading the stage
+// outside handed in, if it handed one, as At would: for a stage that reads no
+// clock itself and runs the rest at once, such as a retry's first attempt.
+func (n Next[T]) Onward() Next[T] {
+	if n.pos.flags&handed != 0 {
+		return n.At(n.arg)
+	}
+	return n
+}
+
+// SharesClock reports whether c, a stage's clock (nil for real time), is the
+// pipeline's, so that the stage may time itself by the pipeline's readings
+// (Entered) rather than read c.
+func (n Next[T]) SharesClock(c clockwork.Clock) bool {
+	if c == nil {
+		return n.p.realTime
+	}
+	return c == n.p.clock
 }
 
 // Observed reports whether the pipeline has an event hook. Check it before
@@ -208,43 +283,56 @@ func (n Next[T]) Clock() clockwork.Clock { return n.p.clock }
 // time.Now; a stage that measures should read this rather than Clock.
 func (n Next[T]) Elapsed() time.Duration { return n.p.now() }
 
-// attempt runs fn once and classifies its outcome.
-func (p *Pipeline[T]) attempt(ctx context.Context, fn Func[T], n int) Result[T] {
-	if p.onEvent == nil { // the hot path: no clock reads
-		v, err := fn(ctx)
+// attempt runs n's Func once and classifies its outcome. Observed, it
+// reports the attempt's duration, from the reading handed in (Entered).
+func (p *Pipeline[T]) attempt(ctx context.Context, n Next[T]) Result[T] {
+	if !p.timed() { // the hot path: no clock reads
+		v, err := n.fn(ctx)
 		r := Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)}
 		if r.Verdict.Kind > outcome.Permanent {
 			return classified(r)
 		}
 		return r
 	}
-	start := p.now()
-	v, err := fn(ctx)
-	return p.result(ctx, v, err, n, start)
+	start := n.Entered()
+	v, err := n.fn(ctx)
+	return p.result(ctx, v, err, int(n.pos.attempt), start)
 }
 
 // result classifies what attempt n, started at start (a reading of now),
-// returned, and reports it.
+// returned, and reports it. The reading that ends it is kept on ctx for
+// the stage that lent ctx to a timeout right outside the attempt (see
+// callctx.Ctx.Returned): a hedge measures its copy with it.
 func (p *Pipeline[T]) result(ctx context.Context, v T, err error, n int, start time.Duration) Result[T] {
 	r := classified(Result[T]{Value: v, Err: err, Verdict: outcome.Classify(ctx, v, err, p.classifier)})
-	if p.onEvent != nil {
-		p.onEvent(ctx, p.own(), AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: p.now() - start, Err: err})
+	if !p.timed() {
+		return r
+	}
+	end := p.now()
+	if c, ok := ctx.(*callctx.Ctx); ok && p.timedInside {
+		c.Returned(end)
+	}
+	e := AttemptFinished{Attempt: n, Verdict: r.Verdict, Duration: end - start, Err: err}
+	if p.onAttempt != nil {
+		p.onAttempt(ctx, p.own(), e)
+	} else {
+		p.onEvent(ctx, p.own(), e)
 	}
 	return r
 }
 
-// epoch is what a pipeline on real time measures its attempts against.
-var epoch = time.Now()
+// timed reports whether the pipeline times its attempts: it has a hook
+// that receives them.
+func (p *Pipeline[T]) timed() bool { return p.onEvent != nil || p.onAttempt != nil }
 
-// now reads the pipeline's clock as the time elapsed since epoch. On real
-// time (no Options.Clock) that is time.Since, which reads only the monotonic
-// clock: half the cost of time.Now, which clockwork's real clock reads for
-// Now and for Since alike, twice per observed attempt.
+// now reads the pipeline's clock as the time since clock.Epoch. On real time
+// (no Options.Clock) that reads only the monotonic clock: half the cost of
+// time.Now, which clockwork's real clock reads for Now and for Since alike.
 func (p *Pipeline[T]) now() time.Duration {
 	if p.realTime {
-		return time.Since(epoch)
+		return clock.Read(nil)
 	}
-	return p.clock.Since(epoch)
+	return clock.Read(p.clock)
 }
 
 // Discard releases the value of r, a result the stage drops rather than return:

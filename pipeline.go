@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/outcome"
 )
@@ -56,6 +58,13 @@ type Options[T any] struct {
 	// called concurrently and must be safe for that. Nil means no hook;
 	// events are then not even built.
 	OnEvent func(context.Context, Source, Event)
+	// OnAttempt, if set, receives the end of every attempt, as the
+	// [AttemptFinished] OnEvent would receive, in place of OnEvent, and
+	// under the same rules: for the one event every call raises, typed, so
+	// that delivering it allocates nothing (an event put in an interface is
+	// copied to the heap). Telemetry that records every attempt sets it
+	// (pipelineotel does). Nil means attempts reach OnEvent.
+	OnAttempt func(context.Context, Source, AttemptFinished)
 	// Clock measures attempt durations and paces stages that wait, such as a
 	// retry's backoff. Nil means real time.
 	Clock clockwork.Clock
@@ -91,12 +100,14 @@ type Pipeline[T any] struct {
 	sources      []Source // of each stage's events, then of the pipeline's own
 	classifier   outcome.Classifier[T]
 	onEvent      func(context.Context, Source, Event)
+	onAttempt    func(context.Context, Source, AttemptFinished)
 	clock        clockwork.Clock
 	realTime     bool // clock is the real one New set, not one from Options
 	release      func(T)
 	whenReleased func(T, func()) T
 	describe     func(T) string
 	guards       *sync.Pool // of *guard[T], for work run by Next.AbandonAfter
+	timedInside  bool       // the innermost stage is a timeout (see result)
 }
 
 // New composes policies into a pipeline, the first one outermost: New(a, b).
@@ -109,6 +120,9 @@ type Pipeline[T any] struct {
 // inner timeout that can never fire; call Check first when the stages come
 // from settings read at run time.
 func New[T any](policies ...Policy[T]) *Pipeline[T] {
+	if len(policies) > maxStages {
+		panic(fmt.Sprintf("pipeline: New: %d policies, more than the %d a pipeline may have", len(policies), maxStages))
+	}
 	for i, p := range policies {
 		if nilness.Of(p) {
 			panic(fmt.Sprintf("pipeline: New: policy %d of %d is nil", i+1, len(policies)))
@@ -126,8 +140,21 @@ func New[T any](policies ...Policy[T]) *Pipeline[T] {
 		guards:   new(sync.Pool),
 	}
 	p.guards.New = func() any { return newGuard[T](p.guards) }
+	p.timedInside = len(stages) > 0 && stages[len(stages)-1].Kind == kind.Timeout
 	p.label()
 	return p
+}
+
+// Within returns a copy of p with the stages outer placed outside p's own,
+// the first outermost, and every option of p: for a stage of one's own
+// around a pipeline built elsewhere (a preset). It panics as New does: on a
+// nil stage, and on a composition [Check] judges an Error.
+func (p *Pipeline[T]) Within(outer ...Policy[T]) *Pipeline[T] {
+	q := New(append(slices.Clip(outer), p.policies...)...)
+	q.name, q.classifier, q.onEvent, q.onAttempt, q.clock, q.realTime = p.name, p.classifier, p.onEvent, p.onAttempt, p.clock, p.realTime
+	q.release, q.whenReleased, q.describe = p.release, p.whenReleased, p.describe
+	q.label()
+	return q
 }
 
 // With returns a copy of p that also uses the options set in o: every field of
@@ -146,6 +173,9 @@ func (p *Pipeline[T]) With(o Options[T]) *Pipeline[T] {
 	}
 	if o.OnEvent != nil {
 		q.onEvent = o.OnEvent
+	}
+	if o.OnAttempt != nil {
+		q.onAttempt = o.OnAttempt
 	}
 	if o.Clock != nil {
 		q.clock, q.realTime = o.Clock, false

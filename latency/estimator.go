@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/resilience-go/pipeline/internal/clock"
 )
 
@@ -61,6 +63,20 @@ func (e *Estimator) Now() time.Duration {
 	}
 	return e.elapsed.Read()
 }
+
+// From returns what Now would have returned at r, a reading of the
+// estimator's clock that a pipeline took (pipeline.Next.Entered), without
+// reading the clock again: for a stage whose pipeline's clock is the
+// estimator's (pipeline.Next.SharesClock with [Estimator.Clock]).
+func (e *Estimator) From(r time.Duration) time.Duration {
+	if e.window == 0 {
+		panic(notBuilt)
+	}
+	return e.elapsed.From(r)
+}
+
+// Clock is the estimator's clock (Config.Clock): nil for real time.
+func (e *Estimator) Clock() clockwork.Clock { return e.elapsed.Clock }
 
 // Record adds one latency sample d observed at now, a reading of [Estimator.Now].
 // A negative d counts as 0; a now earlier than one already seen counts as the

@@ -13,17 +13,19 @@ import (
 
 // A call ends when Execute returns, and no event says so: the stages report
 // attempts, retries and stops, but a call that succeeds at once raises
-// nothing but its attempt. So calls are measured around Execute: by the
-// [Calls] stage, outermost in a pipeline built by hand and in every key's
-// pipeline of a [Scopes] (through standard.ScopesConfig.Outer, so that a
-// call made through the pipeline its Get returns is measured too), and by
-// the [Pipeline] wrapper of the standard preset, whose stages are fixed.
+// nothing but its attempt. So calls are measured by the [Calls] stage,
+// outermost: in a pipeline built by hand, in every key's pipeline of a
+// [Scopes] (through standard.ScopesConfig.Outer, so that a call made through
+// the pipeline its Get returns is measured too), and around the standard
+// preset's stages in a [Pipeline]. Being a stage, it hands the reading it
+// starts with inward (pipeline.Next.At), so that the stages inside share it.
 
 // CallStage is the stage that measures every call that passes through it.
 // Build one with [Calls]; it is immutable and safe for concurrent use.
 type CallStage[T any] struct {
 	t      *Telemetry
-	family string // labels the calls in place of the pipeline's name, if set (see KeyedHook)
+	family string    // labels the calls in place of the pipeline's name, if set (see KeyedHook)
+	sets   *callSets // the attribute sets of the calls, when one name labels them all
 }
 
 // Calls returns a stage that records the duration of every call that passes
@@ -39,9 +41,14 @@ func (c *CallStage[T]) Stage() pipeline.StageInfo {
 
 // Execute runs the call and records it. A call that panics is not recorded.
 func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	start := next.Elapsed()
-	r := next.Run(ctx)
-	c.t.ObserveCall(ctx, cmp.Or(c.family, next.Source().Pipeline), next.Elapsed()-start, r.Verdict, r.Err)
+	start := next.Entered()
+	r := next.At(start).Run(ctx)
+	d := next.Elapsed() - start
+	if c.sets != nil {
+		c.t.callDuration.Record(ctx, seconds(d), c.sets.outcome(callOutcome(r.Verdict, r.Err)).rec...)
+	} else {
+		c.t.ObserveCall(ctx, cmp.Or(c.family, next.Source().Pipeline), d, r.Verdict, r.Err)
+	}
 	return r
 }
 
@@ -50,11 +57,22 @@ func (c *CallStage[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipel
 // the pipeline's name and with the call's outcome, that of err or, for a
 // value v judges a failure, "error".
 func (t *Telemetry) ObserveCall(ctx context.Context, family string, d time.Duration, v outcome.Verdict, err error) {
+	t.recordCall(ctx, family, d, callOutcome(v, err))
+}
+
+// seconds is d in seconds, as d.Seconds() within a rounding, for the
+// histograms of every call and attempt: one multiplication, where Seconds
+// divides twice.
+func seconds(d time.Duration) float64 { return float64(d) * 1e-9 }
+
+// callOutcome is the outcome index of a call that ended with v and err: that
+// of err or, for a value v judges a failure, "error".
+func callOutcome(v outcome.Verdict, err error) int {
 	i := outcomeIndex(err)
 	if i == outcomeOKIndex && v.Kind != outcome.OK {
 		i = outcomeErrorIndex
 	}
-	t.recordCall(ctx, family, d, i)
+	return i
 }
 
 // The integrations take a Telemetry as their Observer.
@@ -63,7 +81,7 @@ var _ health.Observer = (*Telemetry)(nil)
 // recordCall records a call of the pipeline named name that took d and ended
 // as outcome i (see outcomeIndex).
 func (t *Telemetry) recordCall(ctx context.Context, name string, d time.Duration, i int) {
-	t.callDuration.Record(ctx, d.Seconds(), t.calls.get(name).outcome(i).rec...)
+	t.callDuration.Record(ctx, seconds(d), t.calls.get(name).outcome(i).rec...)
 }
 
 // outcomeIndex is the outcome of a call that returned err: ok for nil, the

@@ -5,24 +5,20 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/standard"
 )
 
 // Pipeline is a standard pipeline with telemetry: every event of its stages
 // and of its breaker recorded, its breaker and budget observed, and every
-// call through its Execute measured. It is a *standard.Pipeline[T] in every
-// other respect (its Breaker, Budget, Estimator, Stages). Build one with
-// [NewStandard] or [Instrument]; it is safe for concurrent use.
+// call measured by a [Calls] stage outside the preset's stages. It is a
+// *standard.Pipeline[T] in every other respect (its Execute, Breaker,
+// Budget, Estimator). Build one with [NewStandard] or [Instrument]; it is
+// safe for concurrent use.
 type Pipeline[T any] struct {
 	*standard.Pipeline[T]
-	t     *Telemetry
-	clock *clock.Elapsed // the pipeline's clock, which calls are measured on
-	calls *callSets      // of the pipeline's name
-	stop  func()
+	t    *Telemetry
+	stop func()
 }
 
 // NewStandard builds the standard pipeline of cfg (standard.New) with t
@@ -40,17 +36,16 @@ func NewStandard[T any](t *Telemetry, cfg standard.Config) (*Pipeline[T], error)
 	if err != nil {
 		return nil, err
 	}
-	q := Instrument(t, p)
-	q.clock = elapsed(cfg.Clock)
-	return q, nil
+	return Instrument(t, p), nil
 }
 
 // Instrument attaches t to p, a standard pipeline built elsewhere: it
 // returns a copy of p whose event hook is t's (replacing any p had: add
 // yours back with With), whose breaker and budget are observed, and whose
-// calls are measured on real time. p's breaker reports its transitions and
-// refusals only if its Config.OnEvent was given t's hook when it was built:
-// NewStandard does that.
+// calls are measured, on p's clock, by a Calls stage placed outside p's
+// stages (pipeline.Pipeline.Within). p's breaker reports its transitions
+// and refusals only if its Config.OnEvent was given t's hook when it was
+// built: NewStandard does that.
 func Instrument[T any](t *Telemetry, p *standard.Pipeline[T]) *Pipeline[T] {
 	if t == nil {
 		panic(errNilTelemetry)
@@ -58,28 +53,26 @@ func Instrument[T any](t *Telemetry, p *standard.Pipeline[T]) *Pipeline[T] {
 	if p == nil {
 		panic("pipelineotel: Instrument: the pipeline is nil (did you ignore the error from standard.New?)")
 	}
-	return &Pipeline[T]{
-		Pipeline: p.With(pipeline.Options[T]{OnEvent: t.Hook()}),
-		t:        t,
-		clock:    elapsed(nil),
-		calls:    t.calls.get(p.Name()),
-		stop:     observePreset(t, p),
-	}
-}
-
-// Execute runs fn through the pipeline, as standard.Pipeline's Execute does,
-// and records the call in resilience.call.duration.
-func (p *Pipeline[T]) Execute(ctx context.Context, fn pipeline.Func[T]) (T, error) {
-	start := p.clock.Read()
-	v, err := p.Pipeline.Execute(ctx, fn)
-	p.t.callDuration.Record(ctx, (p.clock.Read() - start).Seconds(), p.calls.outcome(outcomeIndex(err)).rec...)
-	return v, err
+	q := p.With(pipeline.Options[T]{OnEvent: t.Hook(), OnAttempt: t.attempts(p.Name())})
+	q.Pipeline = q.Pipeline.Within(&CallStage[T]{t: t, sets: t.calls.get(p.Name())})
+	return &Pipeline[T]{Pipeline: q, t: t, stop: observePreset(t, p)}
 }
 
 // With returns a copy of p that also uses the options set in o, as
 // standard.Pipeline's With does, with its telemetry: a hook in o.OnEvent is
 // called after t's.
 func (p *Pipeline[T]) With(o pipeline.Options[T]) *Pipeline[T] {
+	mine, theirs, events := p.t.attempts(p.Name()), o.OnAttempt, o.OnEvent
+	if theirs != nil || events != nil { // theirs, or else their OnEvent, receives the attempts after t
+		o.OnAttempt = func(ctx context.Context, src pipeline.Source, e pipeline.AttemptFinished) {
+			mine(ctx, src, e)
+			if theirs != nil {
+				theirs(ctx, src, e)
+			} else {
+				events(ctx, src, e)
+			}
+		}
+	}
 	o.OnEvent = pipeline.Hooks(p.t.Hook(), o.OnEvent)
 	q := *p
 	q.Pipeline = p.Pipeline.With(o)
@@ -131,13 +124,6 @@ func NewScopes[K comparable, T any](t *Telemetry, cfg standard.ScopesConfig[K, T
 // Unobserve stops reporting the scopes' breakers and budgets in the
 // observable gauges; events and calls are still recorded. It is idempotent.
 func (s *Scopes[K, T]) Unobserve() { s.stop() }
-
-// elapsed reads c (nil for real time) for a pipeline's calls.
-func elapsed(c clockwork.Clock) *clock.Elapsed {
-	e := &clock.Elapsed{Clock: c}
-	e.Start()
-	return e
-}
 
 // errNilTelemetry is what NewStandard returns, and Instrument panics with,
 // for a nil *Telemetry.

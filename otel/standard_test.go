@@ -206,3 +206,22 @@ func TestANilTelemetryIsRefusedNamingIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Panics(t, func() { pipelineotel.Instrument[string](nil, p) })
 }
+
+// TestWithKeepsTheAttemptsForBoth checks that a hook of one's own for the
+// attempts (OnAttempt) receives them beside the telemetry, which still
+// records each.
+func TestWithKeepsTheAttemptsForBoth(t *testing.T) {
+	r := newRig(t)
+	p, err := pipelineotel.NewStandard[int](r.tel, standard.Config{Name: "svc"})
+	require.NoError(t, err)
+	var mine []int
+	p = p.With(pipeline.Options[int]{OnAttempt: func(_ context.Context, _ pipeline.Source, e pipeline.AttemptFinished) {
+		mine = append(mine, e.Attempt)
+	}})
+	for range 2 {
+		_, err = p.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []int{1, 1}, mine)
+	assert.Len(t, matching(r.metrics(t), "resilience.attempt.duration{pipeline.name=svc,verdict=ok} count=2"), 1)
+}

@@ -168,6 +168,24 @@ func keyed(src pipeline.Source, family string) pipeline.Source {
 	return src
 }
 
+// attempts is the hook of the attempts of the pipeline named name
+// (pipeline.Options.OnAttempt): it records them as the hook records an
+// AttemptFinished, with the attribute sets of name looked up once, and
+// without the allocation of an event in an interface.
+func (t *Telemetry) attempts(name string) func(context.Context, pipeline.Source, pipeline.AttemptFinished) {
+	sets := t.calls.get(name)
+	return func(ctx context.Context, src pipeline.Source, e pipeline.AttemptFinished) {
+		s := sets
+		if src.Pipeline != name {
+			s = t.calls.get(src.Pipeline)
+		}
+		t.attemptDuration.Record(ctx, seconds(e.Duration), s.attempt(e.Verdict).rec...)
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			t.spanEvent(ctx, span, src, e)
+		}
+	}
+}
+
 // observe is the hook.
 func (t *Telemetry) observe(ctx context.Context, src pipeline.Source, e pipeline.Event) {
 	t.record(ctx, src, src, e)
@@ -180,7 +198,7 @@ func (t *Telemetry) observe(ctx context.Context, src pipeline.Source, e pipeline
 func (t *Telemetry) record(ctx context.Context, src, as pipeline.Source, e pipeline.Event) {
 	switch e := e.(type) {
 	case pipeline.AttemptFinished:
-		t.attemptDuration.Record(ctx, e.Duration.Seconds(), t.calls.get(as.Pipeline).attempt(e.Verdict).rec...)
+		t.attemptDuration.Record(ctx, seconds(e.Duration), t.calls.get(as.Pipeline).attempt(e.Verdict).rec...)
 	case pipeline.Stopped:
 		if e.Err == nil || e.Err.Stage != src.Stage || e.Err.Name != src.Name {
 			break // a stop an outer stage passes on was counted where it was made

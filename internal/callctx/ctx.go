@@ -63,6 +63,12 @@ type Ctx struct {
 
 	at     Entry // its place on the schedule that expires it, if any
 	expiry error // the cause it expires with
+
+	// Set once taken (see take), on the goroutine of the attempt it was lent
+	// for, and read there.
+	taken       bool
+	returned    time.Duration // see Returned
+	hasReturned bool          // returned is set
 }
 
 // more is what few contexts need, kept apart so that a context stays small:
@@ -152,9 +158,27 @@ func (c *Ctx) take(s *Schedule, now, d time.Time, cause error) bool {
 		return false
 	}
 	c.lent = false
+	c.taken = true
 	c.tighten(s, now, d, cause)
 	return true
 }
+
+// Returned keeps r, the reading of the clock (clock.Read) that ended the
+// attempt run with c, if c was lent and taken: the attempt ran right inside
+// the stage that took c (the pipeline calls Returned only when that stage is
+// a timeout), which does not wait after the attempt returns, so that the
+// stage that lent c may take r as the time its copy returned (ReturnedAt)
+// rather than read the clock again. Call it on the goroutine that ran the
+// attempt.
+func (c *Ctx) Returned(r time.Duration) {
+	if c.taken {
+		c.returned, c.hasReturned = r, true
+	}
+}
+
+// ReturnedAt is the reading Returned kept, if it kept one. Call it on the
+// goroutine that ran the attempt, after it returned.
+func (c *Ctx) ReturnedAt() (time.Duration, bool) { return c.returned, c.hasReturned }
 
 // Disarm takes c off s, the schedule that was to expire it, so that its own
 // deadline no longer ends it; its parent's still does. Deadline keeps
@@ -234,15 +258,20 @@ func (c *Ctx) Done() <-chan struct{} {
 // nearest canceled context with one that carries c's cause, so that
 // context.Cause(c), and the cause of any context derived from c, is c's.
 func (c *Ctx) Value(key any) any {
-	if c.key != nil && key == c.key {
-		return c.val
-	}
-	if c.ended.Load() && c.self {
-		if v := c.causeHolder().Value(key); v != nil {
-			return v
+	for { // up the layers of ours without a call each: a span's key is looked up in every attempt
+		if c.key != nil && key == c.key {
+			return c.val
 		}
+		if c.ended.Load() && c.self {
+			if v := c.causeHolder().Value(key); v != nil {
+				return v
+			}
+		}
+		if c.up == nil {
+			return c.parent.Value(key)
+		}
+		c = c.up
 	}
-	return c.parent.Value(key)
 }
 
 // causeHolder returns a canceled context.WithCancelCause carrying c's cause,

@@ -129,3 +129,28 @@ func TestALentContextTakesTheDeadlineOnce(t *testing.T) {
 		assert.NotSame(t, notLent, derive(notLent, time.Second))
 	})
 }
+
+// A reading of the attempt's end is kept on a context only once a timeout
+// right inside the stage that lent it has taken it: on any other context
+// it would not be the lender's to read.
+func TestOnlyATakenContextKeepsTheAttemptsEnd(t *testing.T) {
+	s := NewSchedule(nil)
+	plain := WithCancel(context.Background(), nil, nil)
+	plain.Returned(5)
+	_, ok := plain.ReturnedAt()
+	assert.False(t, ok, "not lent")
+
+	lent := WithCancel(context.Background(), nil, nil)
+	lent.Lend()
+	lent.Returned(5)
+	_, ok = lent.ReturnedAt()
+	assert.False(t, ok, "lent but not taken")
+
+	now := s.Now()
+	require.Same(t, lent, WithDeadline(lent, s, now, now.Add(time.Hour), nil), "taken")
+	lent.Returned(7)
+	r, ok := lent.ReturnedAt()
+	assert.True(t, ok)
+	assert.Equal(t, time.Duration(7), r)
+	lent.Cancel()
+}

@@ -7,6 +7,8 @@ import (
 	"weak"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/internal/clock"
 )
 
 // Schedule calls each of its entries when it falls due, with one runtime
@@ -33,6 +35,7 @@ import (
 type Schedule struct {
 	clock clockwork.Clock // nil: the real clock
 	base  time.Time       // entries' times are durations since base
+	off   time.Duration   // base as a reading (clock.Read)
 
 	mu         sync.Mutex // guards every field below and the entries' links
 	head, tail *Entry
@@ -57,35 +60,31 @@ type Entry struct {
 }
 
 // NewSchedule returns a schedule on clock (nil: the real clock).
-func NewSchedule(clock clockwork.Clock) *Schedule {
-	s := &Schedule{clock: clock}
-	s.base = time.Now()
-	if clock != nil {
-		s.base = clock.Now()
-	}
-	s.base = s.base.Add(-time.Nanosecond) // so that no entry is due at 0
+func NewSchedule(c clockwork.Clock) *Schedule {
+	s := &Schedule{clock: c}
+	s.base = clock.Now(c).Add(-time.Nanosecond) // so that no entry is due at 0
+	s.off = s.base.Sub(clock.Epoch)
 	return s
 }
 
-// Now is the schedule's clock's time. On real time it reads only the
-// monotonic clock (time.Since of the schedule's base), which costs half what
-// time.Now does, and a timeout and a hedge each read it once per call. Its
-// wall reading is the base's plus the time elapsed, which a step of the
-// system's clock since the schedule was made does not move; the context
-// package and net/http measure what is left of a deadline on the monotonic
-// clock, as the schedule does.
+// Now is the schedule's clock's time: At of a reading taken now.
+func (s *Schedule) Now() time.Time { return s.At(clock.Read(s.clock)) }
+
+// At is the schedule's clock's time at r, a reading of that clock
+// (clock.Read), without reading it again. On real time it is the base's
+// time plus the time elapsed since, so that it carries a monotonic reading,
+// and a step of the system's clock since the schedule was made does not
+// move it; the context package and net/http measure what is left of a
+// deadline on the monotonic clock, as the schedule does.
 //
-// Inside a testing/synctest bubble, a base made outside it is later than the
-// bubble's clock, and the elapsed time comes out negative: Now then reads
-// time.Now, which in a bubble has no monotonic reading, as Add expects.
-func (s *Schedule) Now() time.Time {
-	if s.clock != nil {
-		return s.clock.Now()
-	}
-	if d := time.Since(s.base); d >= 0 {
+// Inside a testing/synctest bubble, a base made outside it is later than
+// the bubble's clock, and the elapsed time comes out negative: At is then
+// the bubble's time, which has no monotonic reading, as Add expects.
+func (s *Schedule) At(r time.Duration) time.Time {
+	if d := clock.Sub(r, s.off); d >= 0 || s.clock != nil {
 		return s.base.Add(d)
 	}
-	return time.Now()
+	return clock.Epoch.Add(r).Round(0)
 }
 
 // Add schedules e to call owner.Due at the time at; now is the schedule's

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/resilience-go/pipeline/internal/clock"
 )
 
 // counter is an entry's owner that counts its Due calls.
@@ -142,4 +144,29 @@ func TestScheduleNowIsRealTime(t *testing.T) {
 	assert.NotEqual(t, now, now.Round(0), "a monotonic reading")
 	assert.False(t, now.Before(before) || now.After(after), "%v outside [%v, %v]", now, before, after)
 	assert.WithinDuration(t, before, now.Round(0), time.Second, "the wall reading follows too")
+}
+
+// At is Now at a reading taken earlier: on real time with a monotonic
+// reading, in a bubble without one (the bubble's time), and on a fake
+// clock the fake time itself.
+func TestScheduleAtIsNowAtAReading(t *testing.T) {
+	s := NewSchedule(nil)
+	before := time.Now()
+	at := s.At(clock.Read(nil))
+	assert.NotEqual(t, at, at.Round(0), "a monotonic reading")
+	assert.False(t, at.Before(before) || at.After(s.Now()))
+
+	synctest.Test(t, func(t *testing.T) {
+		at := s.At(clock.Read(nil))
+		assert.Equal(t, at, at.Round(0), "no monotonic reading in a bubble")
+		assert.True(t, at.Equal(time.Now()), "the bubble's time: %v", at)
+	})
+
+	fake := clockwork.NewFakeClock()
+	f := NewSchedule(fake)
+	fake.Advance(time.Hour)
+	r := clock.Read(fake)
+	fake.Advance(time.Minute)
+	assert.True(t, f.At(r).Equal(fake.Now().Add(-time.Minute)))
+	assert.True(t, f.Now().Equal(fake.Now()))
 }

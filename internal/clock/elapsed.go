@@ -1,4 +1,5 @@
-// Package clock reads the clocks the library's shared state is timed by.
+// Package clock reads the clocks the library's shared state is timed by, and
+// lets the stages of one call share a reading.
 package clock
 
 import (
@@ -24,15 +25,19 @@ import (
 // Elapsed is safe for concurrent use and must not be copied after either.
 type Elapsed struct {
 	Clock clockwork.Clock // nil for real time
-	epoch atomic.Pointer[time.Time]
+	epoch atomic.Pointer[mark]
 	read  atomic.Bool // a reading has been taken: the epoch is final
 }
 
-// Start fixes the epoch at the clock's reading now.
-func (e *Elapsed) Start() {
-	t := e.now()
-	e.epoch.Store(&t)
+// mark is an epoch: the clock's time then, and the same instant as a
+// reading (Read).
+type mark struct {
+	at time.Time
+	r  time.Duration
 }
+
+// Start fixes the epoch at the clock's reading now.
+func (e *Elapsed) Start() { e.epoch.Store(e.mark()) }
 
 // Read returns the time since the epoch, at least 0.
 func (e *Elapsed) Read() time.Duration {
@@ -40,14 +45,41 @@ func (e *Elapsed) Read() time.Duration {
 	if p == nil {
 		p = e.rebase(nil)
 	}
-	d := e.since(*p)
+	d := Since(e.Clock, p.at) // rather than Read: a fake clock far from Epoch keeps its range
 	if !e.read.Load() {
-		if d < 0 { // the first reading, from a domain behind the epoch's
-			p = e.rebase(p)
-			d = max(e.since(*p), 0)
-		}
-		e.read.Store(true)
+		return e.first(p, d, Read(e.Clock))
 	}
+	return max(d, 0)
+}
+
+// From returns what Read would have returned when r, a reading of e's clock
+// (Read), was taken, without reading the clock again (but for the one
+// reading that fixes a missing or moved epoch).
+func (e *Elapsed) From(r time.Duration) time.Duration {
+	p := e.epoch.Load()
+	if p == nil {
+		p = e.rebase(nil)
+	}
+	return e.since(p, r)
+}
+
+// since is the time from the epoch p to the reading r.
+func (e *Elapsed) since(p *mark, r time.Duration) time.Duration {
+	d := Sub(r, p.r)
+	if !e.read.Load() {
+		return e.first(p, d, r)
+	}
+	return max(d, 0)
+}
+
+// first is the first reading d from the epoch p, r as a reading (Read): if
+// it comes before p, the epoch moves back to the clock's reading now.
+func (e *Elapsed) first(p *mark, d, r time.Duration) time.Duration {
+	if d < 0 { // the first reading, from a domain behind the epoch's
+		p = e.rebase(p)
+		d = Sub(r, p.r)
+	}
+	e.read.Store(true)
 	return max(d, 0)
 }
 
@@ -58,29 +90,21 @@ func (e *Elapsed) Epoch() time.Time {
 	if p == nil {
 		p = e.rebase(nil)
 	}
-	return *p
+	return p.at
 }
 
 // rebase moves the epoch from old to the clock's reading now, unless
 // another reading moved it first, and returns the epoch.
-func (e *Elapsed) rebase(old *time.Time) *time.Time {
-	t := e.now()
-	if e.epoch.CompareAndSwap(old, &t) {
-		return &t
+func (e *Elapsed) rebase(old *mark) *mark {
+	m := e.mark()
+	if e.epoch.CompareAndSwap(old, m) {
+		return m
 	}
 	return e.epoch.Load()
 }
 
-func (e *Elapsed) now() time.Time {
-	if e.Clock == nil {
-		return time.Now()
-	}
-	return e.Clock.Now()
-}
-
-func (e *Elapsed) since(t time.Time) time.Duration {
-	if e.Clock == nil {
-		return time.Since(t)
-	}
-	return e.Clock.Since(t)
+// mark reads the clock once, as a time and as a reading.
+func (e *Elapsed) mark() *mark {
+	at := Now(e.Clock)
+	return &mark{at: at, r: at.Sub(Epoch)}
 }

@@ -176,6 +176,10 @@ func (b *Breaker) now() instant {
 	return instant(b.elapsed.Read())
 }
 
+// from is now at r, a reading of the breaker's clock (clock.Read) taken
+// by the pipeline (pipeline.Next.Entered), without reading it again.
+func (b *Breaker) from(r time.Duration) instant { return instant(b.elapsed.From(r)) }
+
 // notBuilt is the panic of every use of a Breaker that [New] did not build.
 const notBuilt = "breaker: Breaker used without breaker.New (its zero value is not usable)"
 
@@ -211,7 +215,7 @@ func (b *Breaker) observe(now instant) instant {
 // caller and the admission is withdrawn: its probe slot, if it took one, is
 // free again, and nothing is recorded for it.
 func (b *Breaker) Admit() (Ticket, error) {
-	t, retryAfter, ok := b.admit()
+	t, retryAfter, ok := b.admit(b.now())
 	if !ok {
 		return t, b.refusal(retryAfter)
 	}
@@ -262,8 +266,7 @@ func (b *Breaker) fastRefusals() bool {
 	return b.clock == nil && b.onEvent == nil && b.cfg.trickleEvery == 0 && !b.shadow.Load()
 }
 
-func (b *Breaker) admit() (t Ticket, retryAfter time.Duration, ok bool) {
-	now := b.now()
+func (b *Breaker) admit(now instant) (t Ticket, retryAfter time.Duration, ok bool) {
 	if until := instant(b.openUntil.Load()); now.Before(until) && b.fastRefusals() {
 		// Open, no hook to tell of the refusal and no trickle to count it:
 		// nothing to change, so no lock to take. An open breaker under load

@@ -70,13 +70,20 @@ func (p *Policy[T]) Stage() pipeline.StageInfo {
 // A breaker in shadow mode refuses nothing (see [Config.Shadow]): every attempt
 // runs, and only the breaker's events tell the would-be refusals.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	t, retryAfter, ok := p.b.admit()
+	var now instant
+	if next.SharesClock(p.b.clock) { // admitted at the reading the call entered with, handed on
+		r := next.Entered()
+		now, next = p.b.from(r), next.At(r)
+	} else {
+		now = p.b.now()
+	}
+	t, retryAfter, ok := p.b.admit(now)
 	if !ok {
 		return next.Refuse(ctx, p.b.sharedRefusal(retryAfter))
 	}
 	defer p.b.doneIfUnwinding(&t)
 	r := next.Run(ctx)
-	now := p.b.now()
+	now = p.b.now()
 	d := now.Sub(t.start)
 	if p.untimed {
 		d = untimed

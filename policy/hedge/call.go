@@ -56,28 +56,35 @@ func newCall[T any](p *Policy[T]) *call[T] {
 	return c
 }
 
-// hedged runs one attempt that may be hedged after delay; start is when it
-// started, on the estimator's clock.
-func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], start, delay time.Duration) pipeline.Result[T] {
+// hedged runs one attempt that may be hedged after delay; at is when it
+// started (pipeline.Next.Entered), start the same on the estimator's clock.
+// The first copy runs at once, with at handed on; the hedges run later, and
+// read the clock as they start.
+func (p *Policy[T]) hedged(ctx context.Context, next pipeline.Next[T], at, start, delay time.Duration) pipeline.Result[T] {
 	c := p.calls.Get().(*call[T])
 	first := c.copyContext(ctx, next, 0)
+	var now time.Time
+	if next.SharesClock(p.clock) {
+		now = p.sched.At(at)
+	} else {
+		now = p.sched.Now()
+	}
 	c.mu.Lock()
 	c.ctx, c.next, c.delay = ctx, next, delay
 	c.copies = append(c.copies, hedgeCopy[T]{ctx: first, start: start})
 	c.running, c.pending, c.winner = 1, 1, -1
-	now := p.sched.Now()
 	p.sched.Add(&c.at, c, now, now.Add(delay))
 	c.mu.Unlock()
 
 	returned := false
 	defer func() {
 		if !returned { // the first copy panicked: clean up, and let the panic go on
-			c.finish(pipeline.Result[T]{Verdict: outcome.Verdict{Kind: outcome.Transient}}, false)
+			c.finish(pipeline.Result[T]{Verdict: outcome.Verdict{Kind: outcome.Transient}}, p.est.Now(), false)
 		}
 	}()
-	r := next.Run(first)
+	r := next.At(at).Run(first)
 	returned = true
-	return c.finish(r, true)
+	return c.finish(r, p.returned(next, first), true)
 }
 
 // copyContext makes the context of copy k, a child of ctx. If the stage
@@ -99,8 +106,7 @@ func (c *call[T]) copyContext(ctx context.Context, next pipeline.Next[T], k int)
 // fail, stops the rest, and returns the result the call keeps. When keep is false
 // the caller is unwinding from a panic: it waits for no winner and keeps
 // nothing.
-func (c *call[T]) finish(r pipeline.Result[T], keep bool) pipeline.Result[T] {
-	end := c.p.est.Now()
+func (c *call[T]) finish(r pipeline.Result[T], end time.Duration, keep bool) pipeline.Result[T] {
 	c.mu.Lock()
 	c.settle(0, r, nil, end)
 	for keep && c.winner < 0 && c.running > 0 {
@@ -230,7 +236,7 @@ func recovered(v any) *pipeline.PanicError {
 
 // run reports hedge k, sent after delay, runs it and settles it, however it
 // ends; a panic of the event hook is the copy's.
-func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context, delay time.Duration) {
+func (c *call[T]) run(k int, next pipeline.Next[T], ctx *callctx.Ctx, delay time.Duration) {
 	var r pipeline.Result[T]
 	returned := false
 	defer func() {
@@ -238,7 +244,7 @@ func (c *call[T]) run(k int, next pipeline.Next[T], ctx context.Context, delay t
 		if !returned {
 			panicked = recovered(recover())
 		}
-		end := c.p.est.Now()
+		end := c.p.returned(next, ctx)
 		c.mu.Lock()
 		c.settle(k, r, panicked, end)
 		c.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/callctx"
@@ -29,6 +31,7 @@ type Policy[T any] struct {
 	budget      *budget.Budget
 	repeatable  bool
 	sched       *callctx.Schedule // sends the calls' hedges when they are due, on Config.Clock
+	clock       clockwork.Clock   // Config.Clock, the schedule's
 	calls       sync.Pool         // of *call[T]
 	// earned is the hedges the armed attempts have earned and no hedge has
 	// spent, in millionths; see saved.
@@ -58,6 +61,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 		budget:      cfg.Budget,
 		repeatable:  cfg.Repeatable,
 		sched:       callctx.NewSchedule(cfg.Clock),
+		clock:       cfg.Clock,
 	}
 	if p.est == nil {
 		est, err := latency.New(latency.Config{Clock: cfg.Clock})
@@ -91,18 +95,69 @@ func (p *Policy[T]) Estimator() *latency.Estimator { return p.est }
 // the others are cancelled, waited for, and released. If none is acceptable,
 // Execute returns the last one to finish.
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	start := p.est.Now()
+	at := next.Entered()
+	start := p.from(next, at)
 	if p.repeatable || IsRepeatable(ctx) {
 		if delay, ok := p.Delay(start); ok {
-			return p.hedged(ctx, next, start, delay)
+			return p.hedged(ctx, next, at, start, delay)
 		}
 	}
-	r := next.Run(ctx)
+	next = next.At(at)
+	if next.Inner().Kind != kind.Timeout {
+		r := next.Run(ctx)
+		if r.Verdict.Kind == outcome.OK {
+			end := p.est.Now()
+			p.est.Record(end, end-start)
+		}
+		return r
+	}
+	return p.measured(ctx, next, start)
+}
+
+// measured runs an attempt that is not hedged through the timeout inside the
+// stage, with a context lent to it as a copy's is (see copyContext), which
+// costs the allocation the timeout would have made for a context of its own,
+// and keeps the reading that ended the attempt: a successful attempt is
+// recorded with it, without reading the clock again.
+func (p *Policy[T]) measured(ctx context.Context, next pipeline.Next[T], start time.Duration) pipeline.Result[T] {
+	cp := callctx.WithCancel(ctx, nil, nil)
+	cp.Lend()
+	held := false
+	defer func() {
+		if !held { // the attempt panicked
+			cp.Cancel()
+		}
+	}()
+	r := next.Run(cp)
+	held = true
 	if r.Verdict.Kind == outcome.OK {
-		end := p.est.Now()
+		end := p.returned(next, cp)
 		p.est.Record(end, end-start)
 	}
-	return r
+	if !next.Holds() {
+		cp.Cancel()
+		return r
+	}
+	return next.Hold(r, cp.Cancel)
+}
+
+// from is the estimator's time at the reading at of the pipeline's clock
+// (pipeline.Next.Entered), if that is the estimator's clock, or else now.
+func (p *Policy[T]) from(next pipeline.Next[T], at time.Duration) time.Duration {
+	if next.SharesClock(p.est.Clock()) {
+		return p.est.From(at)
+	}
+	return p.est.Now()
+}
+
+// returned is the estimator's time as the copy run with cp returned: the
+// reading the attempt kept on cp (callctx.Ctx.Returned), if it kept one and
+// the pipeline's clock is the estimator's, or else now.
+func (p *Policy[T]) returned(next pipeline.Next[T], cp *callctx.Ctx) time.Duration {
+	if r, ok := cp.ReturnedAt(); ok && next.SharesClock(p.est.Clock()) {
+		return p.est.From(r)
+	}
+	return p.est.Now()
 }
 
 // Delay is the stage's decision when an attempt of a repeatable call starts at

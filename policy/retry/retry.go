@@ -81,8 +81,10 @@ func rule(cfg Config) retryrule.Rule {
 // attempt's verdict (the refusal's, for a refusal).
 func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
 	var last pipeline.Result[T] // the last attempt that ran and was released, if any
+	try := next.Onward()        // the first attempt runs at once: the reading handed in holds for it
 	for n := 1; ; n++ {
-		r := next.WithAttempt(n).Run(ctx)
+		r := try.WithAttempt(n).Run(ctx)
+		try = next // the others run after a wait, and read the clock themselves
 		v := r.Verdict
 		if v.SelfImposed {
 			if n > 1 {

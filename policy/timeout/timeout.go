@@ -51,7 +51,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	if ctx.Err() != nil {
 		return p.stop(ctx, next, pipeline.Result[T]{})
 	}
-	inner := p.derive(ctx)
+	inner, next := p.derive(ctx, next)
 	if inner == ctx { // a hedge's copy, lent to us: the hedge ends it
 		r := p.judge(inner.Parent(), inner, next, next.AbandonAfter(p.grace).Run(inner))
 		p.returned(ctx, inner, next, r)
@@ -102,14 +102,21 @@ func untilReturn(ctx context.Context) bool {
 }
 
 // derive returns the context the stage passes inward, which expires after the
-// stage's timeout with p.cause. The stage's schedule expires it, with one
-// runtime timer for all the stage's calls. A context a hedge lent (see
+// stage's timeout with p.cause, and next handing inward the reading the
+// deadline was set from. The stage's schedule expires it, with one runtime
+// timer for all the stage's calls. A context a hedge lent (see
 // callctx.Ctx.Lend) takes the deadline itself, and derive returns it: the
 // hedge lends its copies' contexts to the stage inside it when that stage's
 // kind is kind.Timeout, which promises this.
-func (p *Policy[T]) derive(ctx context.Context) *callctx.Ctx {
-	now := p.expiry.Now()
-	return callctx.WithDeadline(ctx, p.expiry, now, now.Add(p.timeout), p.cause)
+func (p *Policy[T]) derive(ctx context.Context, next pipeline.Next[T]) (*callctx.Ctx, pipeline.Next[T]) {
+	var now time.Time
+	if next.SharesClock(nil) { // a deadline is on real time, whatever the pipeline's clock
+		r := next.Entered()
+		now, next = p.expiry.At(r), next.At(r)
+	} else {
+		now, next = p.expiry.Now(), next.Onward()
+	}
+	return callctx.WithDeadline(ctx, p.expiry, now, now.Add(p.timeout), p.cause), next
 }
 
 // judge returns r as it is if it came in time, the caller's own cancellation
