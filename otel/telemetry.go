@@ -179,8 +179,13 @@ func (t *Telemetry) attempts(name string) func(context.Context, pipeline.Source,
 		if src.Pipeline != name {
 			s = t.calls.get(src.Pipeline)
 		}
-		t.attemptDuration.Record(ctx, seconds(e.Duration), s.attempt(e.Verdict).rec...)
-		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span := trace.SpanFromContext(ctx)
+		at := ctx
+		if !span.SpanContext().IsValid() {
+			at = context.Background() // no trace for an exemplar: spare the SDK looking it up again
+		}
+		t.attemptDuration.Record(at, seconds(e.Duration), s.attempt(e.Verdict).rec...)
+		if span.IsRecording() {
 			t.spanEvent(ctx, span, src, e)
 		}
 	}
