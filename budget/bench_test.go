@@ -2,6 +2,8 @@ package budget
 
 import (
 	"testing"
+
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 func BenchmarkDeposit(b *testing.B) {
@@ -22,7 +24,7 @@ func BenchmarkWithdraw(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := bud.Withdraw(); !ok {
+		if _, ok := bud.Withdraw(criticality.Default); !ok {
 			// Keep both paths in the mix without stopping the timer.
 			bud.Deposit()
 		}
@@ -41,7 +43,7 @@ func BenchmarkDepositWithdrawParallel(b *testing.B) {
 		i := 0
 		for pb.Next() {
 			if i%10 == 0 {
-				bud.Withdraw()
+				bud.Withdraw(criticality.Default)
 			} else {
 				bud.Deposit()
 			}

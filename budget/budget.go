@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
 )
 
@@ -36,6 +37,10 @@ type Budget struct {
 	deposit  int64   // units per successful attempt
 	rate     float64 // units per nanosecond, which is tokens per second
 	capacity int64   // most units the bucket holds, >= unit
+	// needs is the balance, in units, a withdrawal of each level needs: one
+	// token above what its share keeps for the levels above it, at most
+	// the capacity.
+	needs [criticality.Levels]int64
 	// elapsed reads Config.Clock (real time through the monotonic clock
 	// alone) as the time since New; a first reading behind New's, from
 	// another time domain (a synctest bubble), moves its epoch back
@@ -67,6 +72,10 @@ func New(cfg Config) (*Budget, error) {
 		capacity: capacity,
 		name:     cfg.Name,
 		tokens:   capacity,
+	}
+	for i := range b.needs {
+		spend := math.Round(cfg.Shares.Of(criticality.Level(i+1)) * float64(capacity))
+		b.needs[i] = min(capacity-int64(spend)+unit, capacity)
 	}
 	b.elapsed.Clock = cfg.Clock
 	b.elapsed.Start()
@@ -103,26 +112,32 @@ func (b *Budget) Deposit() {
 	b.mu.Unlock()
 }
 
-// Withdraw takes one token for a retry or a hedge. It returns ok true if the
-// budget held at least one token. Otherwise it takes nothing and returns how long
-// until one token will be there if nothing else changes: the retry-after hint of
-// the refusal, always positive. On a nil Budget it always succeeds.
-func (b *Budget) Withdraw() (wait time.Duration, ok bool) {
+// Withdraw takes one token for a retry or a hedge of level l (see
+// Config.Shares; a level that does not exist is Default). It returns ok
+// true if the budget held the token and l's share allowed it. Otherwise it
+// takes nothing and returns how long until it would, if nothing else
+// changes: the retry-after hint of the refusal, always positive. On a nil
+// Budget it always succeeds.
+func (b *Budget) Withdraw(l criticality.Level) (wait time.Duration, ok bool) {
 	if b == nil {
 		return 0, true
 	}
 	if b.capacity == 0 {
 		panic(notBuilt)
 	}
+	if !l.Valid() {
+		l = criticality.Default
+	}
+	need := b.needs[l-1]
 	now := b.now()
 	b.mu.Lock()
 	b.refill(now)
-	if b.tokens >= unit {
+	if b.tokens >= need {
 		b.tokens -= unit
 		b.mu.Unlock()
 		return 0, true
 	}
-	wait = b.untilOneToken()
+	wait = b.until(need)
 	b.mu.Unlock()
 	return wait, false
 }
@@ -227,11 +242,11 @@ func (b *Budget) refill(now time.Duration) {
 	b.last = now
 }
 
-// untilOneToken returns how long after the last refill the balance first holds one
-// token. b.mu must be held, refill(now) done (so last is now, or later if now was
-// a stale read) and the balance below one token.
-func (b *Budget) untilOneToken() time.Duration {
-	need := unit - b.tokens
+// until returns how long after the last refill the balance first holds
+// target units. b.mu must be held, refill(now) done (so last is now, or later
+// if now was a stale read) and the balance below target.
+func (b *Budget) until(target int64) time.Duration {
+	need := target - b.tokens
 	ns := math.Ceil((float64(need) - b.frac) / b.rate)
 	if ns >= math.MaxInt64/2 {
 		return math.MaxInt64

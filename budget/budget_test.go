@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
@@ -26,7 +27,7 @@ func newFake(t *testing.T, cfg Config) (*Budget, *clockwork.FakeClock) {
 func drain(b *Budget) int {
 	n := 0
 	for {
-		if _, ok := b.Withdraw(); !ok {
+		if _, ok := b.Withdraw(criticality.Default); !ok {
 			return n
 		}
 		n++
@@ -39,7 +40,7 @@ func TestWithdrawTakesOneWholeTokenUntilEmpty(t *testing.T) {
 	assert.InDelta(t, 0, b.Tokens(), 1e-12)
 	assert.InDelta(t, 1, b.Utilization(), 1e-12)
 
-	wait, ok := b.Withdraw()
+	wait, ok := b.Withdraw(criticality.Default)
 	assert.False(t, ok)
 	assert.Equal(t, time.Second/3+1, wait, "one token at 3/s takes a third of a second, rounded up")
 }
@@ -49,15 +50,15 @@ func TestRefusalWaitIsHonest(t *testing.T) {
 	drain(b)
 	b.Deposit() // 0.1 token
 	b.Deposit() // 0.2 token
-	wait, ok := b.Withdraw()
+	wait, ok := b.Withdraw(criticality.Default)
 	require.False(t, ok)
 	assert.Equal(t, 266666667*time.Nanosecond, wait, "0.8 token at 3/s, rounded up to the nanosecond")
 
 	clock.Advance(wait - time.Nanosecond)
-	_, ok = b.Withdraw()
+	_, ok = b.Withdraw(criticality.Default)
 	assert.False(t, ok, "one nanosecond early is still too early")
 	clock.Advance(time.Nanosecond)
-	_, ok = b.Withdraw()
+	_, ok = b.Withdraw(criticality.Default)
 	assert.True(t, ok, "after the promised wait a token is there")
 }
 
@@ -67,10 +68,10 @@ func TestDepositsPayForRetries(t *testing.T) {
 	for range 9 {
 		b.Deposit()
 	}
-	_, ok := b.Withdraw()
+	_, ok := b.Withdraw(criticality.Default)
 	assert.False(t, ok, "nine successes are not enough for one retry")
 	b.Deposit()
-	_, ok = b.Withdraw()
+	_, ok = b.Withdraw(criticality.Default)
 	assert.True(t, ok, "ten successes pay for one retry")
 }
 
@@ -107,14 +108,14 @@ func TestClockGoingBackRefillsNothing(t *testing.T) {
 	b.last += time.Second // as if another caller had read a later time
 	clock.Advance(500 * time.Millisecond)
 	assert.Equal(t, 0.0, b.Tokens())
-	_, ok := b.Withdraw()
+	_, ok := b.Withdraw(criticality.Default)
 	assert.False(t, ok)
 }
 
 func TestTinyRefillWaitDoesNotOverflow(t *testing.T) {
 	b, _ := newFake(t, Config{RefillPerSecond: 1e-12, Capacity: 1})
 	drain(b)
-	wait, ok := b.Withdraw()
+	wait, ok := b.Withdraw(criticality.Default)
 	assert.False(t, ok)
 	assert.Equal(t, time.Duration(math.MaxInt64), wait)
 }
@@ -122,7 +123,7 @@ func TestTinyRefillWaitDoesNotOverflow(t *testing.T) {
 func TestNilBudgetIsUnlimited(t *testing.T) {
 	var b *Budget
 	for range 1000 {
-		wait, ok := b.Withdraw()
+		wait, ok := b.Withdraw(criticality.Default)
 		require.True(t, ok)
 		require.Zero(t, wait)
 	}
@@ -134,7 +135,7 @@ func TestNilBudgetIsUnlimited(t *testing.T) {
 
 func TestRefundReturnsTheToken(t *testing.T) {
 	b, _ := newFake(t, Config{})
-	_, ok := b.Withdraw()
+	_, ok := b.Withdraw(criticality.Default)
 	require.True(t, ok)
 	assert.InDelta(t, 29, b.Tokens(), 1e-12)
 	b.Refund()
@@ -156,7 +157,7 @@ const zeroPanic = "budget: Budget used without budget.New (its zero value is not
 func TestZeroBudgetPanicsNamingNew(t *testing.T) {
 	for name, use := range map[string]func(b *Budget){
 		"Deposit":     func(b *Budget) { b.Deposit() },
-		"Withdraw":    func(b *Budget) { b.Withdraw() },
+		"Withdraw":    func(b *Budget) { b.Withdraw(criticality.Default) },
 		"Refund":      func(b *Budget) { b.Refund() },
 		"Tokens":      func(b *Budget) { b.Tokens() },
 		"Capacity":    func(b *Budget) { b.Capacity() },
@@ -174,7 +175,7 @@ func TestZeroBudgetPanicsNamingNew(t *testing.T) {
 // use from another goroutine fails the same way at once instead of blocking.
 func TestZeroBudgetPanicLeavesNothingLocked(t *testing.T) {
 	b := &Budget{}
-	assert.PanicsWithValue(t, zeroPanic, func() { b.Withdraw() })
+	assert.PanicsWithValue(t, zeroPanic, func() { b.Withdraw(criticality.Default) })
 	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Tokens() }))
 	assert.Equal(t, zeroPanic, testcheck.PanicElsewhere(t, func() { b.Deposit() }))
 }
@@ -189,11 +190,11 @@ func TestABudgetIsTimedOnItsCallersClock(t *testing.T) {
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
 		assert.Equal(t, 2, drain(b))
-		wait, ok := b.Withdraw()
+		wait, ok := b.Withdraw(criticality.Default)
 		require.False(t, ok)
 		assert.Equal(t, time.Second, wait)
 		time.Sleep(wait)
-		_, ok = b.Withdraw()
+		_, ok = b.Withdraw(criticality.Default)
 		assert.True(t, ok, "refilled on the bubble's clock")
 	})
 }

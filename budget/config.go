@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // Defaults used for the zero values of [Config]'s fields.
@@ -44,6 +45,14 @@ type Config struct {
 	// can ever be paid. Zero means max(RefillPerSecond x Horizon, 1) (30 with the
 	// defaults). Set Horizon or Capacity, not both.
 	Capacity float64
+	// Shares is how much of the capacity the retries and hedges of each
+	// level (criticality.Level) may spend: a withdrawal of level l is paid
+	// only while the tokens spent are fewer than l's share of the capacity
+	// (criticality.Shares), so that as the budget runs low Sheddable
+	// retries are the first refused. By default Sheddable ones may spend
+	// three quarters of it (30 tokens: the last 7.5 are kept for the
+	// others), the others all of it. A full budget pays any level.
+	Shares criticality.Shares
 	// Clock drives the refill. Nil means real time.
 	Clock clockwork.Clock
 }
@@ -66,6 +75,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("budget: Config.Capacity must be at most %v, got %v", float64(MaxCapacity), c.Capacity)
 	case c.Capacity > 0 && c.Horizon > 0:
 		return fmt.Errorf("budget: set Config.Capacity (%v) or Config.Horizon (%v), not both", c.Capacity, c.Horizon)
+	}
+	if err := c.Shares.Validate(); err != nil {
+		return fmt.Errorf("budget: Config.Shares: %w", err)
 	}
 	if d := c.withDefaults(); d.Capacity > MaxCapacity {
 		return fmt.Errorf("budget: Config.RefillPerSecond (%v) x Config.Horizon (%v) gives a capacity of %v tokens, more than %v",

@@ -7,6 +7,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // A budget pays for retries with tokens: a full default budget holds 30, successes
@@ -21,19 +22,19 @@ func Example() {
 
 	retries := 0
 	for {
-		if _, ok := b.Withdraw(); !ok {
+		if _, ok := b.Withdraw(criticality.Default); !ok {
 			break
 		}
 		retries++
 	}
-	wait, _ := b.Withdraw()
+	wait, _ := b.Withdraw(criticality.Default)
 	fmt.Printf("paid for %d retries, then refused: retry after %v\n", retries, wait.Round(time.Millisecond))
 	fmt.Printf("utilization %.0f%%\n", 100*b.Utilization())
 
 	for range 10 {
 		b.Deposit() // ten successful attempts
 	}
-	_, ok := b.Withdraw()
+	_, ok := b.Withdraw(criticality.Default)
 	fmt.Println("ten successes pay for one retry:", ok)
 
 	clock.Advance(time.Second)
@@ -49,7 +50,7 @@ func Example() {
 // A nil budget means unlimited: every withdrawal succeeds.
 func Example_unlimited() {
 	var b *budget.Budget
-	_, ok := b.Withdraw()
+	_, ok := b.Withdraw(criticality.Default)
 	fmt.Println(ok, b.Utilization())
 	// Output: true 0
 }

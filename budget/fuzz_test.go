@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 
 	"github.com/resilience-go/pipeline/internal/testcheck"
 )
@@ -86,13 +87,13 @@ func FuzzConfig(f *testing.F) {
 			before := b.Tokens()
 			switch op % 4 {
 			case 0:
-				wait, ok := b.Withdraw()
+				wait, ok := b.Withdraw(criticality.Default)
 				if ok != (before >= 1) || ok != (wait == 0) || wait < 0 {
 					t.Fatalf("op %d: Withdraw() = %v, %v with %v tokens", i, wait, ok, before)
 				}
 				if !ok && wait < 1000*time.Hour {
 					clock.Advance(wait)
-					if _, ok := b.Withdraw(); !ok {
+					if _, ok := b.Withdraw(criticality.Default); !ok {
 						t.Fatalf("op %d: Withdraw refused %v after the wait %v it gave", i, b.Tokens(), wait)
 					}
 				}

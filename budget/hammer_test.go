@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +36,7 @@ func TestHammer(t *testing.T) {
 					deposits.Add(1)
 					continue
 				}
-				if wait, ok := b.Withdraw(); ok {
+				if wait, ok := b.Withdraw(criticality.Default); ok {
 					granted.Add(1)
 				} else {
 					refused.Add(1)

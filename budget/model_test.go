@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/criticality"
 	"pgregory.net/rapid"
 )
 
@@ -76,7 +77,7 @@ func (s *budgetMachine) Advance(t *rapid.T) {
 func (s *budgetMachine) Withdraw(t *rapid.T) {
 	s.ops++
 	before := s.b.Tokens()
-	wait, ok := s.b.Withdraw()
+	wait, ok := s.b.Withdraw(criticality.Default)
 	if ok != (before >= 1) {
 		t.Fatalf("Withdraw ok=%v with %v tokens: refusal must happen exactly below one token", ok, before)
 	}
@@ -145,7 +146,7 @@ func TestFrequentRefillsLoseNothing(t *testing.T) {
 	// Each 5 ns step earns 1.5 units; refill credits 1 and carries the rest.
 	for range 1000 {
 		clock.Advance(5)
-		if _, ok := b.Withdraw(); ok {
+		if _, ok := b.Withdraw(criticality.Default); ok {
 			t.Fatal("granted a withdrawal from an empty bucket")
 		}
 	}

@@ -8,7 +8,7 @@ import (
 // The default shares of a limit that Default and Sheddable calls may fill
 // (see Shares).
 const (
-	DefaultShare   = 0.9
+	DefaultShare   = 1
 	SheddableShare = 0.75
 )
 
@@ -25,14 +25,20 @@ const (
 // every level may take a unit of an empty limit, however small its share,
 // so no level waits on an idle limit.
 //
-// The zero value is the default shares: DefaultShare (0.9) and
-// SheddableShare (0.75). Setting both to 1 treats every level alike.
+// The zero value is the default shares: DefaultShare (1) and
+// SheddableShare (0.75). So an unmarked call may fill a limit as it could
+// before levels existed (a bulkhead of 32 slots runs 32 unmarked calls),
+// Sheddable calls leave the top quarter of every limit to the others, and
+// Critical calls differ from Default ones where limits queue (they are
+// served first) and where they displace waiting calls; set Default below 1
+// to keep room for Critical calls too. Setting both to 1 treats every level
+// alike but in queues.
 type Shares struct {
 	// Default is the fraction of a limit Default calls may fill, in (0, 1];
-	// 0 means DefaultShare.
+	// 0 means DefaultShare (1).
 	Default float64
 	// Sheddable is the fraction Sheddable calls may fill, in (0, Default];
-	// 0 means SheddableShare.
+	// 0 means SheddableShare (0.75).
 	Sheddable float64
 }
 

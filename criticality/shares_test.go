@@ -15,7 +15,7 @@ func TestTheDefaultSharesKeepTheTopOfALimit(t *testing.T) {
 	var s criticality.Shares
 	require.NoError(t, s.Validate())
 	assert.Equal(t, 10, s.Cap(criticality.Critical, 10))
-	assert.Equal(t, 9, s.Cap(criticality.Default, 10))
+	assert.Equal(t, 10, s.Cap(criticality.Default, 10), "an unmarked call fills a limit as it did before levels")
 	assert.Equal(t, 8, s.Cap(criticality.Sheddable, 10), "75% of 10, rounded up")
 	assert.Equal(t, 1, s.Cap(criticality.Sheddable, 1), "every level may take an empty limit")
 	assert.Equal(t, 0, s.Cap(criticality.Critical, 0))

@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -99,7 +100,7 @@ func (h *hedger) armed(now time.Duration) (time.Duration, bool) {
 
 // refuse reports whether a hedge due now may not be sent, by the stage's own
 // decision ([hedge.Policy.Permit]), which pays for a hedge it permits.
-func (h *hedger) refuse() bool { return h.stage.Permit() != "" }
+func (h *hedger) refuse() bool { return h.stage.Permit(criticality.Default) != "" }
 
 // record feeds the estimator one latency sample d, observed at now. A nil
 // hedger measures nothing.

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -183,12 +184,12 @@ func (s *limitSim) arrive() {
 	c := limitCall{offered: s.now}
 	switch {
 	case s.bh != nil:
-		if _, ok := s.bh.TryAcquire(); !ok {
+		if _, ok := s.bh.TryAcquire(context.Background()); !ok {
 			sec.Refused++
 			return
 		}
 	case s.al != nil:
-		t, ok := s.al.TryAcquire()
+		t, ok := s.al.TryAcquire(context.Background())
 		if !ok {
 			sec.Refused++
 			return

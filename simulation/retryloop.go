@@ -6,6 +6,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/retry"
@@ -78,7 +79,7 @@ func (l *loop) after(n int, v outcome.Verdict, now, deadline time.Time) step {
 	case v.Canceled:
 		return step{reason: pipeline.Canceled, attempts: n}
 	}
-	st := l.rule.After(n, v, left, bounded)
+	st := l.rule.After(n, v, left, bounded, criticality.Default)
 	if st.Reason == 0 {
 		return step{wait: st.Delay}
 	}

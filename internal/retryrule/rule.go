@@ -10,6 +10,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -60,7 +61,7 @@ type Step struct {
 // Deadline); a budget that cannot pay stops (BudgetExhausted, with its
 // hint); otherwise the budget has paid, and the next attempt follows the
 // backoff.
-func (r *Rule) After(n int, v outcome.Verdict, left time.Duration, bounded bool) Step {
+func (r *Rule) After(n int, v outcome.Verdict, left time.Duration, bounded bool, l criticality.Level) Step {
 	switch {
 	case !v.Retryable():
 		return Step{Reason: pipeline.Permanent}
@@ -74,7 +75,7 @@ func (r *Rule) After(n int, v outcome.Verdict, left time.Duration, bounded bool)
 		}
 		return Step{Reason: pipeline.Deadline}
 	}
-	if wait, ok := r.Budget.Withdraw(); !ok {
+	if wait, ok := r.Budget.Withdraw(l); !ok {
 		return Step{Reason: pipeline.BudgetExhausted, RetryAfter: wait}
 	}
 	return Step{Delay: delay}

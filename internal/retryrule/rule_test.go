@@ -10,6 +10,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -45,7 +46,7 @@ func TestAfterDecidesInOrder(t *testing.T) {
 		{"time for the backoff", 1, transient, 2 * time.Second, true, Step{Delay: time.Second}},
 		{"no deadline", 2, transient, 0, false, Step{Delay: time.Second}},
 	} {
-		assert.Equal(t, c.want, r.After(c.n, c.v, c.left, c.bounded), c.name)
+		assert.Equal(t, c.want, r.After(c.n, c.v, c.left, c.bounded, criticality.Default), c.name)
 	}
 }
 
@@ -54,8 +55,8 @@ func TestAfterStopsWhenTheBudgetCannotPay(t *testing.T) {
 	require.NoError(t, err)
 	r := New(5, fixed(0), 0, b, rand.NewPCG(1, 1), 3, 0)
 	transient := outcome.Verdict{Kind: outcome.Transient}
-	assert.Equal(t, Step{}, r.After(1, transient, 0, false), "paid")
-	st := r.After(2, transient, 0, false)
+	assert.Equal(t, Step{}, r.After(1, transient, 0, false, criticality.Default), "paid")
+	st := r.After(2, transient, 0, false, criticality.Default)
 	assert.Equal(t, pipeline.BudgetExhausted, st.Reason)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/latency"
 )
 
@@ -105,6 +106,13 @@ type Config struct {
 	// means [DefaultMaxWait] (1 s); it must not be negative, and may be set
 	// only with a queue.
 	MaxWait time.Duration
+	// Shares is how much of the limit the calls of each level
+	// (criticality.From of the call's context) may fill, as for a
+	// bulkhead: by default Sheddable calls three quarters of it, the others
+	// all of it, and the queue serves higher levels first (see
+	// criticality.Shares). The limit itself is learnt from every call's
+	// latency, whatever its level.
+	Shares criticality.Shares
 	// Clock is the clock of the estimator the limiter builds when Estimator
 	// is nil, and times queued calls' waits. The limiter reads time from its
 	// estimator, so give a shared estimator the same clock. Nil means real
@@ -160,6 +168,9 @@ func (c Config) Validate() error {
 		bad("MaxWait must not be negative (0 means the default %v), got %v", DefaultMaxWait, c.MaxWait)
 	} else if c.MaxWait != 0 && c.MaxQueue == 0 {
 		bad("MaxWait is %v but Config.MaxQueue is 0: a wait applies only to a queue", c.MaxWait)
+	}
+	if err := c.Shares.Validate(); err != nil {
+		bad("Shares: %w", err)
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -25,7 +26,7 @@ func Example() {
 		for clock.Since(start) < time.Second-latency {
 			var tickets []adaptive.Ticket
 			for {
-				t, ok := l.TryAcquire()
+				t, ok := l.TryAcquire(context.Background())
 				if !ok {
 					break
 				}

@@ -97,7 +97,7 @@ func New(cfg Config) (*Limiter, error) {
 			return nil, err // unreachable: the settings are the package's own
 		}
 	}
-	slots, err := bulkhead.New(bulkhead.Config{Name: cfg.Name, MaxConcurrent: cfg.InitialLimit, MaxQueue: cfg.MaxQueue, MaxWait: cfg.MaxWait, Clock: cfg.Clock})
+	slots, err := bulkhead.New(bulkhead.Config{Name: cfg.Name, MaxConcurrent: cfg.InitialLimit, MaxQueue: cfg.MaxQueue, MaxWait: cfg.MaxWait, Shares: cfg.Shares, Clock: cfg.Clock})
 	if err != nil {
 		return nil, err // unreachable: validated above
 	}
@@ -151,10 +151,11 @@ type Ticket struct {
 	held  bool          // a slot was taken
 }
 
-// TryAcquire takes a slot if one is free and no call is queued. It never
-// waits.
-func (l *Limiter) TryAcquire() (Ticket, bool) {
-	n, ok := l.slots.TryAcquire()
+// TryAcquire takes a slot for a call of ctx's level (criticality.From) if
+// one is free to that level (see Config.Shares) and no call of that level or
+// above is queued. It never waits.
+func (l *Limiter) TryAcquire(ctx context.Context) (Ticket, bool) {
+	n, ok := l.slots.TryAcquire(ctx)
 	if !ok {
 		return Ticket{}, false
 	}
@@ -162,8 +163,9 @@ func (l *Limiter) TryAcquire() (Ticket, bool) {
 	return Ticket{start: l.est.Now(), held: true}, true
 }
 
-// Acquire takes a slot, waiting in the queue for one if the limit is reached
-// and the queue is not full, for at most Config.MaxWait and never after ctx
+// Acquire takes a slot for a call of ctx's level, waiting in the queue for
+// one if none is free to that level and the queue has room (or holds a call
+// of a lower level, whose place it takes, as a bulkhead's does), for at most Config.MaxWait and never after ctx
 // ends. It returns a *pipeline.StopError of Stage "adaptive" if the limiter
 // refused, or pipeline.Interrupted's if ctx ended first.
 func (l *Limiter) Acquire(ctx context.Context) (Ticket, error) {
@@ -174,7 +176,7 @@ func (l *Limiter) Acquire(ctx context.Context) (Ticket, error) {
 // acquire is Acquire, which also says how long the call queued (-1 for a call
 // that did not).
 func (l *Limiter) acquire(ctx context.Context) (Ticket, time.Duration, error) {
-	if t, ok := l.TryAcquire(); ok {
+	if t, ok := l.TryAcquire(ctx); ok {
 		return t, -1, nil
 	}
 	start := l.est.Now()

@@ -159,9 +159,9 @@ func TestAPanicGivesTheSlotBackAndTeachesNothing(t *testing.T) {
 func TestARefusedTicketGivenBackDoesNothing(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	l := mustNew(t, adaptive.Config{InitialLimit: 1, MinLimit: 1, Clock: clock})
-	held, ok := l.TryAcquire()
+	held, ok := l.TryAcquire(context.Background())
 	require.True(t, ok)
-	refused, ok := l.TryAcquire()
+	refused, ok := l.TryAcquire(context.Background())
 	require.False(t, ok)
 	clock.Advance(time.Minute)
 
@@ -169,7 +169,7 @@ func TestARefusedTicketGivenBackDoesNothing(t *testing.T) {
 	assert.Equal(t, 1, l.InFlight(), "the slot held is still held")
 	_, n := l.Estimator().Quantile(l.Estimator().Now(), 0.5)
 	assert.Zero(t, n, "no latency learned from a call that never ran")
-	_, ok = l.TryAcquire()
+	_, ok = l.TryAcquire(context.Background())
 	assert.False(t, ok, "no slot was freed")
 
 	l.Done(held, outcome.Verdict{})

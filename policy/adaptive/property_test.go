@@ -88,7 +88,7 @@ func TestTheLimitHoldsWhateverTheLatency(t *testing.T) {
 			case 0: // calls arrive
 				for range rapid.IntRange(1, 20).Draw(t, "arrivals") {
 					before := l.Snapshot()
-					tk, ok := l.TryAcquire()
+					tk, ok := l.TryAcquire(context.Background())
 					if ok != (before.InFlight < before.Limit) {
 						t.Fatalf("TryAcquire = %v with %d in flight and a limit of %d", ok, before.InFlight, before.Limit)
 					}

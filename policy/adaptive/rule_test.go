@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func (r *rig) batch(c int, d time.Duration, v outcome.Verdict) {
 	tickets := make([]adaptive.Ticket, c)
 	for i := range tickets {
 		var ok bool
-		tickets[i], ok = r.l.TryAcquire()
+		tickets[i], ok = r.l.TryAcquire(context.Background())
 		require.True(r.t, ok, "call %d of %d refused at limit %d", i+1, c, r.l.Limit())
 	}
 	r.clock.Advance(d)
@@ -65,7 +66,7 @@ func (r *rig) revise() adaptive.Revision {
 	r.t.Helper()
 	elapsed := r.clock.Since(r.start)
 	r.clock.Advance(elapsed.Truncate(time.Second) + time.Second - elapsed)
-	tk, ok := r.l.TryAcquire()
+	tk, ok := r.l.TryAcquire(context.Background())
 	require.True(r.t, ok)
 	r.l.Done(tk, canceled)
 	return r.l.Snapshot().Last
@@ -143,7 +144,7 @@ func TestTheHintIsTheMedianOnTheEstimatorsClock(t *testing.T) {
 	r := newRig(t, adaptive.Config{InitialLimit: 1, MinLimit: 1, MaxLimit: 1})
 	hint := func() time.Duration {
 		t.Helper()
-		tk, ok := r.l.TryAcquire()
+		tk, ok := r.l.TryAcquire(context.Background())
 		require.True(t, ok)
 		defer r.l.Done(tk, canceled)
 		_, err := r.l.Acquire(t.Context())

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -175,9 +176,9 @@ func TestHedgeIgnoresAShadowBreaker(t *testing.T) {
 			_, armed := h.Delay(est.Now())
 			assert.Equal(t, shadow, armed, "Delay armed")
 			if shadow {
-				assert.Empty(t, h.Permit(), "Permit")
+				assert.Empty(t, h.Permit(criticality.Default), "Permit")
 			} else {
-				assert.Equal(t, "breaker", h.Permit(), "Permit")
+				assert.Equal(t, "breaker", h.Permit(criticality.Default), "Permit")
 			}
 
 			var copies atomic.Int32

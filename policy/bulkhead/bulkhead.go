@@ -8,8 +8,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/internal/kind"
+	"github.com/resilience-go/pipeline/internal/queue"
 )
 
 // Kind is the kind of stage a bulkhead makes: the Stage of its stop errors and
@@ -36,24 +38,30 @@ type Bulkhead struct {
 	maxWait  time.Duration
 	clock    clockwork.Clock // nil for real time
 	elapsed  clock.Elapsed   // clock, which measures waits
+	shares   criticality.Shares
 	refused  *pipeline.StopError
 	waiters  sync.Pool // of *waiter, with their channels
 
 	// mu guards the fields below it.
 	mu    sync.Mutex
-	limit int // slots: Config.MaxConcurrent, or what SetLimit set
-	inUse int // slots taken; above limit only after SetLimit lowered it
-	// head and tail are the queue, oldest first; queued is its length.
-	head, tail *waiter
-	queued     int
+	limit int                     // slots: Config.MaxConcurrent, or what SetLimit set
+	caps  [criticality.Levels]int // the slots each level may fill: its share of limit
+	inUse int                     // slots taken; above limit only after SetLimit lowered it
+	// queue holds the calls waiting for a slot, by level.
+	queue queue.Levels[*waiter]
 }
 
 // waiter is a call in the queue.
 type waiter struct {
-	ready      chan struct{} // buffered: a slot was handed over
-	prev, next *waiter       // guarded by the bulkhead's mu
-	granted    bool          // guarded by the bulkhead's mu: the slot is this call's
+	ready chan struct{} // buffered: a slot was handed over, or the call displaced
+	level criticality.Level
+	// Guarded by the bulkhead's mu.
+	links     queue.Links[*waiter]
+	granted   bool // the slot is this call's
+	displaced bool // a call of a higher level took its place in the queue
 }
+
+func (w *waiter) Links() *queue.Links[*waiter] { return &w.links }
 
 // New returns a bulkhead configured by cfg, or an error naming the first
 // impossible value in cfg.
@@ -73,6 +81,8 @@ func New(cfg Config) (*Bulkhead, error) {
 	}
 	b.elapsed.Clock = cfg.Clock
 	b.elapsed.Start()
+	b.shares = cfg.Shares
+	b.setCaps()
 	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
 	b.waiters.New = func() any { return &waiter{ready: make(chan struct{}, 1)} }
 	return b, nil
@@ -103,7 +113,7 @@ func (b *Bulkhead) InFlight() int {
 func (b *Bulkhead) Queued() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.queued
+	return b.queue.Len()
 }
 
 // SetLimit changes how many calls may be inside the bulkhead at once; n must
@@ -117,27 +127,48 @@ func (b *Bulkhead) SetLimit(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.limit = n
-	for b.inUse < b.limit && b.head != nil {
+	b.setCaps()
+	for {
+		w, l, ok := b.queue.Front()
+		if !ok || b.inUse >= b.cap(l) {
+			return
+		}
 		b.inUse++
-		b.grant(b.pop())
+		b.queue.Remove(l, w)
+		b.grant(w)
 	}
 }
 
-// TryAcquire takes a slot if one is free and no call is queued, and returns
-// how many calls are inside, this one included. It never waits. Every slot
-// taken must be given back with [Bulkhead.Release], once.
-func (b *Bulkhead) TryAcquire() (inFlight int, ok bool) {
+// TryAcquire takes a slot for a call of ctx's level (criticality.From) if
+// one is free to that level (see Config.Shares) and no call of that level or
+// above is queued, and returns how many calls are inside, this one included.
+// It never waits. Every slot taken must be given back with
+// [Bulkhead.Release], once.
+func (b *Bulkhead) TryAcquire(ctx context.Context) (inFlight int, ok bool) {
+	return b.try(criticality.From(ctx))
+}
+
+// try is TryAcquire for a call of level l.
+func (b *Bulkhead) try(l criticality.Level) (inFlight int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.inUse < b.limit && b.head == nil {
+	return b.take(l)
+}
+
+// take takes a slot for a call of level l if one is free to it and no call
+// of its level or above waits; mu must be held.
+func (b *Bulkhead) take(l criticality.Level) (inFlight int, ok bool) {
+	if b.inUse < b.cap(l) && !b.queue.AtOrAbove(l) {
 		b.inUse++
 		return b.inUse, true
 	}
 	return 0, false
 }
 
-// Acquire takes a slot, waiting in the queue for one if the bulkhead is full
-// and its queue is not, for at most Config.MaxWait and never after ctx ends.
+// Acquire takes a slot for a call of ctx's level (criticality.From), waiting
+// in the queue for one if none is free to that level and the queue has room
+// (or holds a call of a lower level, whose place it takes), for at most
+// Config.MaxWait and never after ctx ends.
 // It returns nil once the slot is the caller's; a *pipeline.StopError of
 // Stage "bulkhead" if the bulkhead refused (the queue was full, or the wait
 // ran out); or pipeline.Interrupted's if ctx ended first. Every slot taken
@@ -151,22 +182,22 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 // its slot (0 if it got none) and, for a call that queued, how long it waited
 // (-1 for a call that did not queue).
 func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Duration, err error) {
-	if n, ok := b.TryAcquire(); ok {
+	l := criticality.From(ctx)
+	if n, ok := b.try(l); ok {
 		return n, -1, nil
 	}
 	b.mu.Lock()
-	if b.inUse < b.limit && b.head == nil { // a slot was freed since
-		b.inUse++
-		n := b.inUse
+	if n, ok := b.take(l); ok { // a slot was freed since
 		b.mu.Unlock()
 		return n, -1, nil
 	}
-	if b.queued >= b.maxQueue {
+	if b.queue.Len() >= b.maxQueue && !b.displace(l) {
 		b.mu.Unlock()
 		return 0, -1, b.refused
 	}
 	w := b.waiters.Get().(*waiter)
-	b.push(w)
+	w.level = l
+	b.queue.Push(l, w)
 	b.mu.Unlock()
 
 	start := b.elapsed.Read()
@@ -190,6 +221,12 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 	}
 	b.mu.Lock()
 	switch {
+	case w.displaced: // a call of a higher level took its place
+		if stop == nil {
+			stop = b.refused
+		} else { // the wait ended as well: take the word back
+			<-w.ready
+		}
 	case stop == nil: // the slot was handed over
 		inFlight = b.inUse
 	case w.granted && stop == b.refused: // handed over as the wait ran out: take it
@@ -199,10 +236,10 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 		<-w.ready
 		b.release()
 	default:
-		b.unlink(w)
+		b.queue.Remove(w.level, w)
 	}
 	b.mu.Unlock()
-	w.granted = false
+	w.granted, w.displaced = false, false
 	b.waiters.Put(w)
 	return inFlight, b.elapsed.Read() - start, stop
 }
@@ -222,13 +259,31 @@ func (b *Bulkhead) Release() {
 	b.release()
 }
 
-// release is Release; mu must be held.
+// release is Release; mu must be held. The slot passes to the first call of
+// the queue if its level may have it, or else back to the bulkhead.
 func (b *Bulkhead) release() {
-	if b.head != nil && b.inUse <= b.limit {
-		b.grant(b.pop()) // the slot passes on: inUse is unchanged
+	if w, l, ok := b.queue.Front(); ok && b.inUse <= b.cap(l) {
+		b.queue.Remove(l, w)
+		b.grant(w) // the slot passes on: inUse is unchanged
 		return
 	}
 	b.inUse--
+}
+
+// setCaps computes the slots each level may fill; mu must be held, or b
+// not yet shared.
+func (b *Bulkhead) setCaps() {
+	for i := range b.caps {
+		b.caps[i] = b.shares.Cap(criticality.Level(i+1), b.limit)
+	}
+}
+
+// cap is the slots calls of level l may fill; mu must be held.
+func (b *Bulkhead) cap(l criticality.Level) int {
+	if !l.Valid() {
+		l = criticality.Default
+	}
+	return b.caps[l-1]
 }
 
 // grant hands a slot to w, which has been taken out of the queue; mu must be
@@ -238,38 +293,16 @@ func (b *Bulkhead) grant(w *waiter) {
 	w.ready <- struct{}{}
 }
 
-// push appends w to the queue; mu must be held.
-func (b *Bulkhead) push(w *waiter) {
-	w.prev, w.next = b.tail, nil
-	if b.tail != nil {
-		b.tail.next = w
-	} else {
-		b.head = w
+// displace makes room in the full queue for a call of level l by refusing
+// its newest call of the lowest level, if that level is below l, and
+// reports whether it did; mu must be held.
+func (b *Bulkhead) displace(l criticality.Level) bool {
+	w, lowest, ok := b.queue.Last()
+	if !ok || lowest >= l {
+		return false
 	}
-	b.tail = w
-	b.queued++
-}
-
-// pop takes the first waiter out of the queue; mu must be held and the queue
-// not empty.
-func (b *Bulkhead) pop() *waiter {
-	w := b.head
-	b.unlink(w)
-	return w
-}
-
-// unlink takes w out of the queue; mu must be held.
-func (b *Bulkhead) unlink(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		b.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		b.tail = w.prev
-	}
-	w.prev, w.next = nil, nil
-	b.queued--
+	b.queue.Remove(lowest, w)
+	w.displaced = true
+	w.ready <- struct{}{}
+	return true
 }

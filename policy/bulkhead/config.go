@@ -7,6 +7,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // DefaultMaxWait is how long a queued call waits for a slot when Config.MaxWait
@@ -37,6 +38,13 @@ type Config struct {
 	// [DefaultMaxWait] (1 s). It must not be negative, and may be set only
 	// with a queue (MaxQueue above 0).
 	MaxWait time.Duration
+	// Shares is how much of MaxConcurrent the calls of each level
+	// (criticality.From of the call's context) may fill: by default
+	// Sheddable calls three quarters of it, the others all of it (see
+	// criticality.Shares). The queue serves higher levels first, and a
+	// full queue gives the place of its newest lowest-level call to an
+	// arrival of a higher level, refusing that call.
+	Shares criticality.Shares
 	// Clock times MaxWait. Nil means real time.
 	Clock clockwork.Clock
 }
@@ -58,6 +66,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxWait != 0 && c.MaxQueue == 0 {
 		return fmt.Errorf("bulkhead: Config.MaxWait is %v but Config.MaxQueue is 0: a wait applies only to a queue", c.MaxWait)
+	}
+	if err := c.Shares.Validate(); err != nil {
+		return fmt.Errorf("bulkhead: Config.Shares: %w", err)
 	}
 	return nil
 }

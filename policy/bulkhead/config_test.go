@@ -1,6 +1,7 @@
 package bulkhead_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -49,9 +50,9 @@ func TestSetLimitRefusesANonPositiveLimit(t *testing.T) {
 func TestAReleaseWithoutASlotPanics(t *testing.T) {
 	b := mustNew(t, bulkhead.Config{MaxConcurrent: 1})
 	assert.PanicsWithValue(t, "bulkhead: Release without a slot taken", b.Release)
-	_, ok := b.TryAcquire()
+	_, ok := b.TryAcquire(context.Background())
 	require.True(t, ok, "the bulkhead still works")
-	_, ok = b.TryAcquire()
+	_, ok = b.TryAcquire(context.Background())
 	assert.False(t, ok, "and still admits one: the stray Release freed nothing")
 	b.Release()
 	assert.Zero(t, b.InFlight())

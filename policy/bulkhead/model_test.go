@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
@@ -32,10 +33,10 @@ type machine struct {
 	limit    int
 	maxQueue int
 	maxWait  time.Duration
+	shares   criticality.Shares
 	calls    []*call
-	holders  []int // model: calls holding a slot
-	queue    []int // model: calls waiting, oldest first
-	expires  []time.Duration
+	holders  []int     // model: calls holding a slot
+	queue    []waiting // model: calls waiting, oldest first
 	// ceiling is the most calls that may be inside: the limit, or more for a
 	// while after the limit was lowered under the calls already inside.
 	ceiling int
@@ -48,16 +49,50 @@ func newMachine(cfg bulkhead.Config) *machine {
 	if err != nil {
 		panic(err)
 	}
-	m := &machine{b: b, limit: cfg.MaxConcurrent, ceiling: cfg.MaxConcurrent, maxQueue: cfg.MaxQueue, maxWait: cfg.MaxWait, start: time.Now()}
+	m := &machine{b: b, limit: cfg.MaxConcurrent, ceiling: cfg.MaxConcurrent, maxQueue: cfg.MaxQueue, maxWait: cfg.MaxWait, shares: cfg.Shares, start: time.Now()}
 	if m.maxWait == 0 {
 		m.maxWait = bulkhead.DefaultMaxWait
 	}
 	return m
 }
 
-// Arrive starts a call.
-func (m *machine) Arrive() {
-	ctx, cancel := context.WithCancel(context.Background())
+// waiting is a call of the model's queue.
+type waiting struct {
+	id      int
+	level   criticality.Level
+	expires time.Duration
+}
+
+// first is the index in m.queue of the call served next: the oldest of the
+// highest level; -1 if none waits.
+func (m *machine) first() int {
+	at := -1
+	for i, w := range m.queue {
+		if at < 0 || w.level > m.queue[at].level {
+			at = i
+		}
+	}
+	return at
+}
+
+// last is the index of the call served last: the newest of the lowest
+// level; -1 if none waits.
+func (m *machine) last() int {
+	at := -1
+	for i, w := range m.queue {
+		if at < 0 || w.level <= m.queue[at].level {
+			at = i
+		}
+	}
+	return at
+}
+
+// cap is how many slots calls of level l may fill.
+func (m *machine) cap(l criticality.Level) int { return m.shares.Cap(l, m.limit) }
+
+// Arrive starts a call of level l.
+func (m *machine) Arrive(l criticality.Level) {
+	ctx, cancel := context.WithCancel(criticality.With(context.Background(), l))
 	c := &call{cancel: cancel, result: make(chan error, 1), leave: make(chan struct{}), left: make(chan struct{})}
 	id := len(m.calls)
 	m.calls = append(m.calls, c)
@@ -70,12 +105,15 @@ func (m *machine) Arrive() {
 		}
 		close(c.left)
 	}()
+	ahead := slices.ContainsFunc(m.queue, func(w waiting) bool { return w.level >= l })
 	switch {
-	case len(m.holders) < m.limit && len(m.queue) == 0:
+	case len(m.holders) < m.cap(l) && !ahead:
 		m.holders = append(m.holders, id)
 	case len(m.queue) < m.maxQueue:
-		m.queue = append(m.queue, id)
-		m.expires = append(m.expires, m.now+m.maxWait)
+		m.queue = append(m.queue, waiting{id, l, m.now + m.maxWait})
+	case m.last() >= 0 && m.queue[m.last()].level < l: // it takes the place of the last
+		m.queue = slices.Delete(m.queue, m.last(), m.last()+1)
+		m.queue = append(m.queue, waiting{id, l, m.now + m.maxWait})
 	}
 	synctest.Wait()
 }
@@ -91,7 +129,7 @@ func (m *machine) Leave(pick int) {
 	m.holders = slices.Delete(m.holders, i, i+1)
 	m.ceiling = max(m.limit, min(m.ceiling, len(m.holders)))
 	close(m.calls[id].leave)
-	if holding <= m.limit && len(m.queue) > 0 {
+	if f := m.first(); f >= 0 && holding <= m.cap(m.queue[f].level) {
 		m.admitFirst()
 	}
 	synctest.Wait()
@@ -103,9 +141,8 @@ func (m *machine) Cancel(pick int) {
 		return
 	}
 	i := pick % len(m.queue)
-	m.calls[m.queue[i]].cancel()
+	m.calls[m.queue[i].id].cancel()
 	m.queue = slices.Delete(m.queue, i, i+1)
-	m.expires = slices.Delete(m.expires, i, i+1)
 	synctest.Wait()
 }
 
@@ -114,7 +151,7 @@ func (m *machine) Resize(n int) {
 	m.limit = n
 	m.ceiling = max(n, len(m.holders))
 	m.b.SetLimit(m.limit)
-	for len(m.holders) < m.limit && len(m.queue) > 0 {
+	for f := m.first(); f >= 0 && len(m.holders) < m.cap(m.queue[f].level); f = m.first() {
 		m.admitFirst()
 	}
 	synctest.Wait()
@@ -124,25 +161,21 @@ func (m *machine) Resize(n int) {
 func (m *machine) Advance(d time.Duration) {
 	time.Sleep(d)
 	m.now += d
-	for i := 0; i < len(m.queue); {
-		if m.expires[i] <= m.now {
-			m.queue = slices.Delete(m.queue, i, i+1)
-			m.expires = slices.Delete(m.expires, i, i+1)
-			continue
-		}
-		i++
-	}
+	m.queue = slices.DeleteFunc(m.queue, func(w waiting) bool { return w.expires <= m.now })
 	synctest.Wait()
 }
 
+// admitFirst gives the call served next a slot.
 func (m *machine) admitFirst() {
-	m.holders = append(m.holders, m.queue[0])
-	m.queue, m.expires = m.queue[1:], m.expires[1:]
+	f := m.first()
+	m.holders = append(m.holders, m.queue[f].id)
+	m.queue = slices.Delete(m.queue, f, f+1)
 }
 
 // Check holds the bulkhead to the model: the same calls hold slots (so the
-// queue is first come, first served), the same number wait, and no more calls
-// are inside than the limit allows, unless the limit was lowered under them.
+// queue serves higher levels first and, within a level, first come first
+// served), the same number wait, and no more calls are inside than the
+// limit allows, unless the limit was lowered under them.
 func (m *machine) Check() string {
 	for _, c := range m.calls {
 		if !c.done {
@@ -158,9 +191,9 @@ func (m *machine) Check() string {
 			return fmt.Sprintf("call %d should hold a slot; returned %v, err %v", id, c.done, c.err)
 		}
 	}
-	for _, id := range m.queue {
-		if m.calls[id].done {
-			return fmt.Sprintf("call %d should wait; Acquire returned %v", id, m.calls[id].err)
+	for _, w := range m.queue {
+		if m.calls[w.id].done {
+			return fmt.Sprintf("call %d should wait; Acquire returned %v", w.id, m.calls[w.id].err)
 		}
 	}
 	if got := m.b.InFlight(); got > m.ceiling {
@@ -207,8 +240,9 @@ type op struct {
 	arg  int
 }
 
-// TestBulkheadMatchesModel runs random scripts of arrivals, departures,
-// cancellations, limit changes and time passing against a real bulkhead,
+// TestBulkheadMatchesModel runs random scripts of arrivals (of every
+// level), departures, cancellations, limit changes and time passing against
+// a real bulkhead with random shares,
 // each script in a synctest bubble of its own, and holds it to the model
 // after every step.
 func TestBulkheadMatchesModel(t *testing.T) {
@@ -216,6 +250,10 @@ func TestBulkheadMatchesModel(t *testing.T) {
 		cfg := bulkhead.Config{
 			MaxConcurrent: rapid.IntRange(1, 4).Draw(rt, "slots"),
 			MaxQueue:      rapid.IntRange(0, 4).Draw(rt, "queue"),
+		}
+		if rapid.Bool().Draw(rt, "shares") {
+			d := rapid.Float64Range(0.1, 1).Draw(rt, "default")
+			cfg.Shares = criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.1, d).Draw(rt, "sheddable")}
 		}
 		if cfg.MaxQueue > 0 {
 			cfg.MaxWait = time.Duration(rapid.IntRange(1, 5).Draw(rt, "wait")) * time.Second
@@ -227,6 +265,8 @@ func TestBulkheadMatchesModel(t *testing.T) {
 				return op{kind, rapid.IntRange(1, 5).Draw(rt, "limit")}
 			case "advance":
 				return op{kind, rapid.IntRange(1, 3000).Draw(rt, "ms")}
+			case "arrive":
+				return op{kind, rapid.IntRange(int(criticality.Sheddable), int(criticality.Critical)).Draw(rt, "level")}
 			}
 			return op{kind, rapid.IntRange(0, 7).Draw(rt, "pick")}
 		}), 1, 80).Draw(rt, "script")
@@ -237,7 +277,7 @@ func TestBulkheadMatchesModel(t *testing.T) {
 			for i, o := range script {
 				switch o.kind {
 				case "arrive":
-					m.Arrive()
+					m.Arrive(criticality.Level(o.arg))
 				case "leave":
 					m.Leave(o.arg)
 				case "cancel":

@@ -232,7 +232,7 @@ func TestTheSuccessPathAllocatesNothing(t *testing.T) {
 
 func TestARefusalAllocatesNothing(t *testing.T) {
 	b := mustNew(t, bulkhead.Config{MaxConcurrent: 1})
-	_, held := b.TryAcquire()
+	_, held := b.TryAcquire(context.Background())
 	require.True(t, held)
 	p := pipeline.New(bulkhead.Guard[int](b))
 	ctx := context.Background()
@@ -243,7 +243,7 @@ func TestARefusalAllocatesNothing(t *testing.T) {
 func TestSetLimitHandsNewSlotsToTheQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := mustNew(t, bulkhead.Config{MaxConcurrent: 1, MaxQueue: 5, MaxWait: time.Hour})
-		_, held := b.TryAcquire()
+		_, held := b.TryAcquire(context.Background())
 		require.True(t, held)
 		var got atomic.Int32
 		for range 3 {

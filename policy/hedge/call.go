@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
@@ -179,7 +180,7 @@ func (c *call[T]) Due() {
 		return
 	}
 	next, delay, k := c.next, c.delay, len(c.copies)
-	if why := c.p.Permit(); why != "" {
+	if why := c.p.Permit(criticality.From(c.ctx)); why != "" {
 		c.mu.Unlock()
 		c.skipped(c.ctx, next, why)
 		return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -140,17 +141,17 @@ func TestHedgesAddAtMostMaxExtra(t *testing.T) {
 			p := stage(t, tc.cfg)
 			sent := 0
 			for range tc.armed {
-				for p.Permit() == "" { // every due hedge the stage allows
+				for p.Permit(criticality.Default) == "" { // every due hedge the stage allows
 					sent++
 				}
 				_, armed := p.Delay(est.Now())
 				require.True(t, armed)
 			}
-			for p.Permit() == "" {
+			for p.Permit(criticality.Default) == "" {
 				sent++
 			}
 			assert.Equal(t, tc.sent, sent)
-			assert.Equal(t, "extra", p.Permit())
+			assert.Equal(t, "extra", p.Permit(criticality.Default))
 		})
 	}
 }
@@ -158,10 +159,10 @@ func TestHedgesAddAtMostMaxExtra(t *testing.T) {
 func TestAHedgeTheBudgetRefusesIsNotSpent(t *testing.T) {
 	b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 	require.NoError(t, err)
-	_, _ = b.Withdraw()
+	_, _ = b.Withdraw(criticality.Default)
 	p := stage(t, hedge.Config{Budget: b})
-	assert.Equal(t, "budget", p.Permit())
-	assert.Equal(t, "budget", p.Permit(), "the hedge saved up is still there")
+	assert.Equal(t, "budget", p.Permit(criticality.Default))
+	assert.Equal(t, "budget", p.Permit(criticality.Default), "the hedge saved up is still there")
 }
 
 func TestMaxExtraIsValidated(t *testing.T) {

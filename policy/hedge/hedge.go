@@ -11,6 +11,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/callctx"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
@@ -209,19 +210,19 @@ func (p *Policy[T]) spend() bool {
 	}
 }
 
-// Permit is the stage's decision when a hedge is due: it asks the breaker,
+// Permit is the stage's decision when a hedge of level l is due: it asks the breaker,
 // then what the armed attempts have earned (Config.MaxExtra), then the budget,
 // returns "" and spends one hedge and one budget token if the hedge may be
 // sent, or returns why not ("breaker", "extra" or "budget"); a refused hedge
 // is not charged. Like Delay, it is exported for simulations.
-func (p *Policy[T]) Permit() string {
+func (p *Policy[T]) Permit(l criticality.Level) string {
 	if p.breaker != nil && !p.breaker.Shadow() && p.breaker.Pressure() >= MaxPressure {
 		return "breaker"
 	}
 	if !p.spend() {
 		return "extra"
 	}
-	if _, ok := p.budget.Withdraw(); !ok {
+	if _, ok := p.budget.Withdraw(l); !ok {
 		p.earn(micro, p.most) // not sent: not spent (at most one attempt's worth, so the bound holds)
 		return "budget"
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -341,9 +342,9 @@ func TestDelayAndPermitAreTheStagesDecisions(t *testing.T) {
 		d, armed := p.Delay(est.Now())
 		assert.True(t, armed)
 		assert.InEpsilon(t, float64(30*time.Millisecond), float64(d), 0.2)
-		assert.Equal(t, "", p.Permit(), "the budget pays one hedge")
-		assert.Equal(t, "extra", p.Permit(), "one armed attempt earns one hedge at MaxExtra 1")
+		assert.Equal(t, "", p.Permit(criticality.Default), "the budget pays one hedge")
+		assert.Equal(t, "extra", p.Permit(criticality.Default), "one armed attempt earns one hedge at MaxExtra 1")
 		p.Delay(est.Now())
-		assert.Equal(t, "budget", p.Permit())
+		assert.Equal(t, "budget", p.Permit(criticality.Default))
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
@@ -53,7 +54,7 @@ func TestAPanickingHookOnASkippedHedgeReachesTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, err := budget.New(budget.Config{Capacity: 1, RefillPerSecond: 0.001})
 		require.NoError(t, err)
-		_, ok := b.Withdraw()
+		_, ok := b.Withdraw(criticality.Default)
 		require.True(t, ok)
 		p := stage(t, hedge.Config{Budget: b})
 		pe := raised(func() { _, _, _ = execute(t.Context(), p, slowFirst(), nil, panicOn("hedge.skipped")) })

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -55,7 +56,7 @@ func TestSuccessfulAttemptsDeposit(t *testing.T) {
 		b := newBudget(t, budget.Config{Capacity: 2})
 		p := pipeline.New[int](mustNew[int](t, Config{Budget: b}))
 		for range 2 {
-			_, ok := b.Withdraw()
+			_, ok := b.Withdraw(criticality.Default)
 			require.True(t, ok)
 		}
 		for range 10 {

@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
@@ -107,7 +108,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		if bounded {
 			left = time.Until(deadline)
 		}
-		step := p.rule.After(n, v, left, bounded)
+		step := p.rule.After(n, v, left, bounded, criticality.From(ctx))
 		if step.Reason != 0 {
 			return p.stop(ctx, next, r, &pipeline.StopError{Stage: stage, Name: p.name, Reason: step.Reason, RetryAfter: step.RetryAfter, Attempts: n, Err: next.ErrOf(r)})
 		}
