@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // LimitReport is what a [RunLimit] run did. Calls are counted once, in the
@@ -28,6 +30,9 @@ type LimitReport struct {
 	P50, P99 time.Duration
 	// Seconds is the per-second series.
 	Seconds []LimitSecond
+	// Levels counts the calls of each criticality level apart, indexed by
+	// level (Levels[criticality.Critical]); Levels[0] is the unmarked calls.
+	Levels [criticality.Levels + 1]LevelCount
 
 	latencies []time.Duration   // of served calls, sorted by finish
 	secLat    [][]time.Duration // of served calls, by the second they were offered
@@ -47,7 +52,23 @@ type LimitSecond struct {
 	Held int
 	// P50 is the median latency of the second's served calls (0 if none).
 	P50 time.Duration
+	// LevelServed counts the second's served calls by level, as
+	// LimitReport.Levels is indexed.
+	LevelServed [criticality.Levels + 1]int
 }
+
+// LevelCount is the count of one level's calls in a limit run.
+type LevelCount struct {
+	Offered, Served, Refused, TimedOut, Failed int
+	// P99 is the nearest-rank 99th percentile of the latency of the level's
+	// served calls.
+	P99 time.Duration
+
+	latencies []time.Duration
+}
+
+// levelOf is the count of level l.
+func (r *LimitReport) levelOf(l criticality.Level) *LevelCount { return &r.Levels[l] }
 
 // second returns the second that holds t, growing the series to it.
 func (r *LimitReport) second(t time.Duration) *LimitSecond {
@@ -94,6 +115,11 @@ func (r *LimitReport) finish() {
 	all := slices.Sorted(slices.Values(r.latencies))
 	r.P50, r.P99 = rank(all, 0.5), rank(all, 0.99)
 	r.secLat = nil
+	for i := range r.Levels {
+		lv := &r.Levels[i]
+		lv.P99 = rank(slices.Sorted(slices.Values(lv.latencies)), 0.99)
+		lv.latencies = nil
+	}
 }
 
 // ServedIn counts the calls offered in [from, to), by whole seconds, that were
@@ -128,6 +154,12 @@ func (r *LimitReport) String() string {
 	fmt.Fprintf(&b, "  refused       %d by the limit\n", r.Refused)
 	fmt.Fprintf(&b, "  timed out     %d, failed %d\n", r.TimedOut, r.Failed)
 	fmt.Fprintf(&b, "  latency       p50 %s, p99 %s (served calls)\n", millis(r.P50), millis(r.P99))
+	for l := criticality.Sheddable; l <= criticality.Critical; l++ {
+		if lv := r.Levels[l]; lv.Offered > 0 {
+			fmt.Fprintf(&b, "  %-13s %d offered, %d served (%.2f%%), %d refused, %d timed out, %d failed, p99 %s\n",
+				l, lv.Offered, lv.Served, 100*ratio(lv.Served, lv.Offered), lv.Refused, lv.TimedOut, lv.Failed, millis(lv.P99))
+		}
+	}
 	for _, f := range r.Faults {
 		if f.To == 0 {
 			continue

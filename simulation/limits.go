@@ -11,6 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -46,6 +47,17 @@ type LimitConfig struct {
 	// Bulkhead, if set, limits the calls in flight to a fixed number. Its
 	// MaxQueue must be 0; the run supplies its Clock.
 	Bulkhead *bulkhead.Config
+	// Critical, if above 0, marks that fraction of the calls Critical and
+	// the rest Sheddable (criticality.With), each call drawn at random, so
+	// that the limit's shares (Config.Shares of the bulkhead or adaptive
+	// limit) decide who is refused; the report counts each level apart
+	// (LimitReport.Levels). Zero leaves every call unmarked. It must be in
+	// [0, 1].
+	Critical float64
+	// Unmarked, with Critical, draws and counts each call's level but marks
+	// no context with it: the same run without criticality, for
+	// comparison.
+	Unmarked bool
 	// Adaptive, if set, limits them to what an adaptive limiter finds. Its
 	// MaxQueue must be 0; the run supplies its Clock, and Estimator must be
 	// nil (the limiter builds its own on the run's clock). At most one of
@@ -68,6 +80,9 @@ func (c LimitConfig) Validate() error {
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Timeout must not be negative, got %v", c.Timeout))
 	}
+	if !(c.Critical >= 0 && c.Critical <= 1) {
+		errs = append(errs, fmt.Errorf("simulation: LimitConfig.Critical must be a fraction in [0, 1], got %v", c.Critical))
+	}
 	if c.Bulkhead != nil && c.Adaptive != nil {
 		errs = append(errs, errors.New("simulation: LimitConfig.Bulkhead and LimitConfig.Adaptive are both set: choose one"))
 	}
@@ -86,6 +101,7 @@ func (c LimitConfig) Validate() error {
 // limitCall is one call in flight in a limit run.
 type limitCall struct {
 	offered time.Duration
+	level   criticality.Level
 	ticket  adaptive.Ticket
 	verdict outcome.Verdict
 	cut     bool // the client stopped waiting at Timeout
@@ -99,6 +115,8 @@ type limitSim struct {
 	q     queue
 	dep   Dependency
 	rand  *rand.Rand
+	level *rand.Rand // draws each call's level
+	ctx   [criticality.Levels + 1]context.Context
 	bh    *bulkhead.Bulkhead
 	al    *adaptive.Limiter
 	calls []limitCall
@@ -123,6 +141,7 @@ func RunLimit(c LimitConfig) (*LimitReport, error) {
 		clock: clockwork.NewFakeClockAt(epoch),
 		dep:   dep,
 		rand:  rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
+		level: rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamLevel, 0))),
 		rep:   &LimitReport{Name: c.Name, Seed: c.Seed, Rate: c.Rate, Duration: c.Duration, Faults: faultsOf(c.Dependency)},
 	}
 	switch {
@@ -142,6 +161,9 @@ func RunLimit(c LimitConfig) (*LimitReport, error) {
 		s.rep.Limiter = "adaptive limit"
 	default:
 		s.rep.Limiter = "no limit"
+	}
+	for l := range s.ctx {
+		s.ctx[l] = criticality.With(context.Background(), criticality.Level(l))
 	}
 	phase := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
 	period := time.Duration(float64(time.Second) / c.Rate)
@@ -182,16 +204,30 @@ func (s *limitSim) arrive() {
 	sec := s.rep.second(s.now)
 	sec.Offered++
 	c := limitCall{offered: s.now}
+	if s.cfg.Critical > 0 {
+		c.level = criticality.Sheddable
+		if s.level.Float64() < s.cfg.Critical {
+			c.level = criticality.Critical
+		}
+	}
+	lv := s.rep.levelOf(c.level)
+	lv.Offered++
+	ctx := s.ctx[c.level]
+	if s.cfg.Unmarked {
+		ctx = s.ctx[0]
+	}
 	switch {
 	case s.bh != nil:
-		if _, ok := s.bh.TryAcquire(context.Background()); !ok {
+		if _, ok := s.bh.TryAcquire(ctx); !ok {
 			sec.Refused++
+			lv.Refused++
 			return
 		}
 	case s.al != nil:
-		t, ok := s.al.TryAcquire(context.Background())
+		t, ok := s.al.TryAcquire(ctx)
 		if !ok {
 			sec.Refused++
+			lv.Refused++
 			return
 		}
 		c.ticket = t
@@ -219,15 +255,21 @@ func (s *limitSim) end(i int) {
 		s.al.Done(c.ticket, c.verdict)
 	}
 	sec := s.rep.second(c.offered)
+	lv := s.rep.levelOf(c.level)
 	switch {
 	case c.cut:
 		sec.TimedOut++
+		lv.TimedOut++
 	case c.verdict.Kind == outcome.OK:
 		sec.Served++
+		sec.LevelServed[c.level]++
+		lv.Served++
 		s.rep.latencies = append(s.rep.latencies, s.now-c.offered)
+		lv.latencies = append(lv.latencies, s.now-c.offered)
 		s.rep.perSecond(c.offered, s.now-c.offered)
 	default:
 		sec.Failed++
+		lv.Failed++
 	}
 	if s.al != nil {
 		s.rep.second(s.now).Limit = s.al.Limit()

@@ -64,7 +64,7 @@ func LimitScenarios() []LimitScenario {
 			}
 		},
 		Summary: adaptiveLimitSummary,
-	}}
+	}, criticalityScenario()}
 }
 
 // The adaptive limit: one process, 400 calls a second for two and a half

@@ -27,6 +27,7 @@ const (
 	streamRetry
 	streamArrival
 	streamThrottle
+	streamLevel
 )
 
 // Run simulates c and returns its report, or an error naming every setting of

@@ -10,6 +10,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/giveway"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/internal/queue"
 )
@@ -46,6 +47,7 @@ type Bulkhead struct {
 	mu    sync.Mutex
 	limit int                     // slots: Config.MaxConcurrent, or what SetLimit set
 	caps  [criticality.Levels]int // the slots each level may fill: its share of limit
+	gate  giveway.Gate            // the levels that give way after a refusal of a higher one
 	inUse int                     // slots taken; above limit only after SetLimit lowered it
 	// queue holds the calls waiting for a slot, by level.
 	queue queue.Levels[*waiter]
@@ -83,6 +85,7 @@ func New(cfg Config) (*Bulkhead, error) {
 	b.elapsed.Start()
 	b.shares = cfg.Shares
 	b.setCaps()
+	b.gate = giveway.New(cfg.Shares)
 	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
 	b.waiters.New = func() any { return &waiter{ready: make(chan struct{}, 1)} }
 	return b, nil
@@ -130,7 +133,7 @@ func (b *Bulkhead) SetLimit(n int) {
 	b.setCaps()
 	for {
 		w, l, ok := b.queue.Front()
-		if !ok || b.inUse >= b.cap(l) {
+		if !ok || !b.fits(l, b.inUse) {
 			return
 		}
 		b.inUse++
@@ -145,10 +148,16 @@ func (b *Bulkhead) SetLimit(n int) {
 // It never waits. Every slot taken must be given back with
 // [Bulkhead.Release], once.
 func (b *Bulkhead) TryAcquire(ctx context.Context) (inFlight int, ok bool) {
-	return b.try(criticality.From(ctx))
+	l := criticality.From(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if inFlight, ok = b.take(l); !ok {
+		b.gate.Refused(l, b.elapsed.Read())
+	}
+	return inFlight, ok
 }
 
-// try is TryAcquire for a call of level l.
+// try takes a slot for a call of level l if it can at once.
 func (b *Bulkhead) try(l criticality.Level) (inFlight int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -158,7 +167,7 @@ func (b *Bulkhead) try(l criticality.Level) (inFlight int, ok bool) {
 // take takes a slot for a call of level l if one is free to it and no call
 // of its level or above waits; mu must be held.
 func (b *Bulkhead) take(l criticality.Level) (inFlight int, ok bool) {
-	if b.inUse < b.cap(l) && !b.queue.AtOrAbove(l) {
+	if b.fits(l, b.inUse) && !b.queue.AtOrAbove(l) {
 		b.inUse++
 		return b.inUse, true
 	}
@@ -192,6 +201,7 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 		return n, -1, nil
 	}
 	if b.queue.Len() >= b.maxQueue && !b.displace(l) {
+		b.gate.Refused(l, b.elapsed.Read())
 		b.mu.Unlock()
 		return 0, -1, b.refused
 	}
@@ -237,6 +247,9 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 		b.release()
 	default:
 		b.queue.Remove(w.level, w)
+		if stop == b.refused { // the wait ran out
+			b.gate.Refused(l, b.elapsed.Read())
+		}
 	}
 	b.mu.Unlock()
 	w.granted, w.displaced = false, false
@@ -262,7 +275,7 @@ func (b *Bulkhead) Release() {
 // release is Release; mu must be held. The slot passes to the first call of
 // the queue if its level may have it, or else back to the bulkhead.
 func (b *Bulkhead) release() {
-	if w, l, ok := b.queue.Front(); ok && b.inUse <= b.cap(l) {
+	if w, l, ok := b.queue.Front(); ok && b.fits(l, b.inUse-1) {
 		b.queue.Remove(l, w)
 		b.grant(w) // the slot passes on: inUse is unchanged
 		return
@@ -276,6 +289,16 @@ func (b *Bulkhead) setCaps() {
 	for i := range b.caps {
 		b.caps[i] = b.shares.Cap(criticality.Level(i+1), b.limit)
 	}
+}
+
+// fits reports whether a call of level l may take a slot when used are
+// taken: while no level gives way, by the caps; otherwise by the gate, at
+// a reading of the clock; mu must be held.
+func (b *Bulkhead) fits(l criticality.Level, used int) bool {
+	if !b.gate.Squeezed() {
+		return used < b.cap(l)
+	}
+	return b.gate.Admits(l, float64(used), float64(b.limit), b.elapsed.Read())
 }
 
 // cap is the slots calls of level l may fill; mu must be held.
@@ -302,6 +325,7 @@ func (b *Bulkhead) displace(l criticality.Level) bool {
 		return false
 	}
 	b.queue.Remove(lowest, w)
+	b.gate.Refused(lowest, b.elapsed.Read())
 	w.displaced = true
 	w.ready <- struct{}{}
 	return true

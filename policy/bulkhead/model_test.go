@@ -12,6 +12,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/giveway"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
@@ -34,6 +35,7 @@ type machine struct {
 	maxQueue int
 	maxWait  time.Duration
 	shares   criticality.Shares
+	gate     giveway.Gate // the model's own: the levels that give way
 	calls    []*call
 	holders  []int     // model: calls holding a slot
 	queue    []waiting // model: calls waiting, oldest first
@@ -49,7 +51,7 @@ func newMachine(cfg bulkhead.Config) *machine {
 	if err != nil {
 		panic(err)
 	}
-	m := &machine{b: b, limit: cfg.MaxConcurrent, ceiling: cfg.MaxConcurrent, maxQueue: cfg.MaxQueue, maxWait: cfg.MaxWait, shares: cfg.Shares, start: time.Now()}
+	m := &machine{b: b, limit: cfg.MaxConcurrent, ceiling: cfg.MaxConcurrent, maxQueue: cfg.MaxQueue, maxWait: cfg.MaxWait, shares: cfg.Shares, gate: giveway.New(cfg.Shares), start: time.Now()}
 	if m.maxWait == 0 {
 		m.maxWait = bulkhead.DefaultMaxWait
 	}
@@ -87,8 +89,11 @@ func (m *machine) last() int {
 	return at
 }
 
-// cap is how many slots calls of level l may fill.
-func (m *machine) cap(l criticality.Level) int { return m.shares.Cap(l, m.limit) }
+// fits reports whether a call of level l may take a slot when used are
+// taken, now.
+func (m *machine) fits(l criticality.Level, used int) bool {
+	return m.gate.Admits(l, float64(used), float64(m.limit), m.now)
+}
 
 // Arrive starts a call of level l.
 func (m *machine) Arrive(l criticality.Level) {
@@ -107,13 +112,16 @@ func (m *machine) Arrive(l criticality.Level) {
 	}()
 	ahead := slices.ContainsFunc(m.queue, func(w waiting) bool { return w.level >= l })
 	switch {
-	case len(m.holders) < m.cap(l) && !ahead:
+	case m.fits(l, len(m.holders)) && !ahead:
 		m.holders = append(m.holders, id)
 	case len(m.queue) < m.maxQueue:
 		m.queue = append(m.queue, waiting{id, l, m.now + m.maxWait})
 	case m.last() >= 0 && m.queue[m.last()].level < l: // it takes the place of the last
+		m.gate.Refused(m.queue[m.last()].level, m.now)
 		m.queue = slices.Delete(m.queue, m.last(), m.last()+1)
 		m.queue = append(m.queue, waiting{id, l, m.now + m.maxWait})
+	default:
+		m.gate.Refused(l, m.now)
 	}
 	synctest.Wait()
 }
@@ -129,7 +137,7 @@ func (m *machine) Leave(pick int) {
 	m.holders = slices.Delete(m.holders, i, i+1)
 	m.ceiling = max(m.limit, min(m.ceiling, len(m.holders)))
 	close(m.calls[id].leave)
-	if f := m.first(); f >= 0 && holding <= m.cap(m.queue[f].level) {
+	if f := m.first(); f >= 0 && m.fits(m.queue[f].level, holding-1) {
 		m.admitFirst()
 	}
 	synctest.Wait()
@@ -151,7 +159,7 @@ func (m *machine) Resize(n int) {
 	m.limit = n
 	m.ceiling = max(n, len(m.holders))
 	m.b.SetLimit(m.limit)
-	for f := m.first(); f >= 0 && len(m.holders) < m.cap(m.queue[f].level); f = m.first() {
+	for f := m.first(); f >= 0 && m.fits(m.queue[f].level, len(m.holders)); f = m.first() {
 		m.admitFirst()
 	}
 	synctest.Wait()
@@ -161,6 +169,11 @@ func (m *machine) Resize(n int) {
 func (m *machine) Advance(d time.Duration) {
 	time.Sleep(d)
 	m.now += d
+	expired := slices.DeleteFunc(slices.Clone(m.queue), func(w waiting) bool { return w.expires > m.now })
+	slices.SortStableFunc(expired, func(a, b waiting) int { return int(a.expires - b.expires) })
+	for _, w := range expired { // each gives way at its own instant
+		m.gate.Refused(w.level, w.expires)
+	}
 	m.queue = slices.DeleteFunc(m.queue, func(w waiting) bool { return w.expires <= m.now })
 	synctest.Wait()
 }

@@ -1,0 +1,69 @@
+package giveway
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"pgregory.net/rapid"
+
+	"github.com/resilience-go/pipeline/criticality"
+)
+
+func TestARefusedLevelSqueezesTheLevelsBelowIt(t *testing.T) {
+	g := New(criticality.Shares{})
+	now := time.Hour
+	assert.True(t, g.Admits(criticality.Sheddable, 7, 10, now), "75% of 10")
+	assert.False(t, g.Squeezed())
+	g.Refused(criticality.Critical, now)
+	assert.True(t, g.Squeezed())
+	assert.False(t, g.Admits(criticality.Sheddable, 4, 10, now), "half of 7.5")
+	assert.True(t, g.Admits(criticality.Sheddable, 3, 10, now))
+	assert.False(t, g.Admits(criticality.Default, 5, 10, now), "half of 10")
+	assert.True(t, g.Admits(criticality.Critical, 9, 10, now), "Critical never gives way")
+	g.Refused(criticality.Critical, now)
+	g.Refused(criticality.Critical, now)
+	g.Refused(criticality.Critical, now)
+	assert.True(t, g.Admits(criticality.Sheddable, 0, 10, now), "every level may take an empty limit")
+	assert.False(t, g.Admits(criticality.Sheddable, 1, 10, now))
+	now += Recovery / 2
+	assert.True(t, g.Admits(criticality.Sheddable, 3, 10, now), "half grown back")
+	now += Recovery
+	assert.True(t, g.Admits(criticality.Sheddable, 7, 10, now), "whole again")
+	assert.False(t, g.Admits(criticality.Sheddable, 8, 10, now), "never more than its share")
+	assert.False(t, g.Squeezed())
+}
+
+func TestARefusedSheddableCallSqueezesNothing(t *testing.T) {
+	g := New(criticality.Shares{})
+	g.Refused(criticality.Sheddable, 0)
+	assert.False(t, g.Squeezed())
+}
+
+// At one instant, whatever was refused before, a higher level is admitted
+// whenever a lower one is, and no level gets more than its static share.
+func TestAHigherLevelIsAdmittedWheneverALowerOneIs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.Float64Range(0.05, 1).Draw(t, "default")
+		s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.05, d).Draw(t, "sheddable")}
+		g := New(s)
+		now := time.Duration(0)
+		for range rapid.IntRange(0, 20).Draw(t, "events") {
+			now += time.Duration(rapid.IntRange(0, int(Recovery/4)).Draw(t, "gap"))
+			g.Refused(criticality.Level(rapid.IntRange(1, 3).Draw(t, "refused")), now)
+		}
+		limit := float64(rapid.IntRange(0, 200).Draw(t, "limit"))
+		used := float64(rapid.IntRange(0, 202).Draw(t, "used"))
+		prev := false
+		for l := criticality.Sheddable; l <= criticality.Critical; l++ {
+			ok := g.Admits(l, used, limit, now)
+			if prev && !ok {
+				t.Fatalf("%v refused at %v of %v while a lower level is admitted", l, used, limit)
+			}
+			if ok && !s.Admits(l, used, limit) {
+				t.Fatalf("%v admitted at %v of %v beyond its share", l, used, limit)
+			}
+			prev = ok
+		}
+	})
+}
