@@ -6,7 +6,7 @@ replace github.com/resilience-go/pipeline => ../
 
 require (
 	github.com/failsafe-go/failsafe-go v0.9.8
-	github.com/resilience-go/pipeline v0.1.0
+	github.com/resilience-go/pipeline v0.2.0
 	github.com/resilience-go/pipeline/otel v0.0.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1

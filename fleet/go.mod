@@ -7,7 +7,7 @@ replace github.com/resilience-go/pipeline => ../
 require (
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/resilience-go/pipeline v0.1.0
+	github.com/resilience-go/pipeline v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	pgregory.net/rapid v1.3.0

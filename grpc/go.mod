@@ -6,7 +6,7 @@ replace github.com/resilience-go/pipeline => ../
 
 require (
 	github.com/jonboulle/clockwork v0.5.0
-	github.com/resilience-go/pipeline v0.1.0
+	github.com/resilience-go/pipeline v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0

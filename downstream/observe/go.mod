@@ -3,9 +3,9 @@ module github.com/resilience-go/pipeline/downstream/observe
 go 1.26.0
 
 require (
-	github.com/resilience-go/pipeline v0.1.0
-	github.com/resilience-go/pipeline/grpc v0.1.0
-	github.com/resilience-go/pipeline/otel v0.1.0
+	github.com/resilience-go/pipeline v0.2.0
+	github.com/resilience-go/pipeline/grpc v0.2.0
+	github.com/resilience-go/pipeline/otel v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0

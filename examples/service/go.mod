@@ -6,9 +6,9 @@ require (
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
-	github.com/resilience-go/pipeline v0.1.0
-	github.com/resilience-go/pipeline/grpc v0.1.0
-	github.com/resilience-go/pipeline/otel v0.1.0
+	github.com/resilience-go/pipeline v0.2.0
+	github.com/resilience-go/pipeline/grpc v0.2.0
+	github.com/resilience-go/pipeline/otel v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
