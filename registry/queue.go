@@ -3,6 +3,8 @@ package registry
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/resilience-go/pipeline/internal/queue"
 )
 
 // entry is one key the registry holds, or held. key and v never change;
@@ -18,9 +20,12 @@ type entry[K comparable, V any] struct {
 	v     V
 
 	// Guarded by Registry.mu.
-	seen         time.Time // the insertion of the key, or the last insertion that found used set
-	older, newer *entry[K, V]
+	seen  time.Time // the insertion of the key, or the last insertion that found used set
+	links queue.Links[*entry[K, V]]
 }
+
+// Links is e's place in the registry's queue.
+func (e *entry[K, V]) Links() *queue.Links[*entry[K, V]] { return &e.links }
 
 // The flags of entry.state.
 const (
@@ -40,41 +45,6 @@ func (e *entry[K, V]) use() (v V, ok bool) {
 	return e.v, true
 }
 
-// queue is a doubly linked list of entries ordered by seen, from the oldest to
-// the newest. Its owner serializes every call.
-type queue[K comparable, V any] struct {
-	oldest, newest *entry[K, V]
-	n              int // the number of entries
-}
-
-// pushNewest adds e, which is in no queue, at the new end.
-func (q *queue[K, V]) pushNewest(e *entry[K, V]) {
-	e.older, e.newer = q.newest, nil
-	if q.newest != nil {
-		q.newest.newer = e
-	} else {
-		q.oldest = e
-	}
-	q.newest = e
-	q.n++
-}
-
-// remove takes e, which is in q, out of q.
-func (q *queue[K, V]) remove(e *entry[K, V]) {
-	if e.older != nil {
-		e.older.newer = e.newer
-	} else {
-		q.oldest = e.newer
-	}
-	if e.newer != nil {
-		e.newer.older = e.older
-	} else {
-		q.newest = e.older
-	}
-	e.older, e.newer = nil, nil
-	q.n--
-}
-
 // makeRoom prepares the insertion of a new key at now, with r.mu held: it
 // evicts the idle keys, then the least recently seen key if the registry is
 // still full, as the Registry doc describes, and returns the evicted entries
@@ -82,15 +52,15 @@ func (q *queue[K, V]) remove(e *entry[K, V]) {
 // consumes a used flag that a Get set.
 func (r *Registry[K, V]) makeRoom(now time.Time) (evicted []*entry[K, V]) {
 	q := &r.queue
-	for e := q.oldest; e != nil && now.Sub(e.seen) >= r.idleAfter; e = q.oldest {
+	for e, ok := q.Front(); ok && now.Sub(e.seen) >= r.idleAfter; e, ok = q.Front() {
 		if e.state.Load()&used != 0 {
 			r.seenNow(e, now) // at the new end, with seen = now: the loop ends there
 		} else {
 			evicted = append(evicted, r.evict(e))
 		}
 	}
-	for chances := q.n; q.n >= r.maxKeys; chances-- {
-		if e := q.oldest; chances > 0 && e.state.Load()&used != 0 {
+	for chances := q.Len(); q.Len() >= r.maxKeys; chances-- {
+		if e, _ := q.Front(); chances > 0 && e.state.Load()&used != 0 {
 			r.seenNow(e, now)
 		} else {
 			evicted = append(evicted, r.evict(e))
@@ -104,15 +74,15 @@ func (r *Registry[K, V]) makeRoom(now time.Time) (evicted []*entry[K, V]) {
 func (r *Registry[K, V]) seenNow(e *entry[K, V], now time.Time) {
 	e.state.And(^used)
 	e.seen = now
-	r.queue.remove(e)
-	r.queue.pushNewest(e)
+	r.queue.Remove(e)
+	r.queue.PushBack(e)
 }
 
 // evict removes e from the registry, with r.mu held, and returns it. Marked
 // gone, e is no longer served from read.
 func (r *Registry[K, V]) evict(e *entry[K, V]) *entry[K, V] {
 	e.state.Or(gone)
-	r.queue.remove(e)
+	r.queue.Remove(e)
 	delete(r.held, e.key)
 	return e
 }

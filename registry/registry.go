@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/internal/queue"
 )
 
 // Registry holds one value of type V per key K, built on the key's first use
@@ -76,11 +77,11 @@ type Registry[K comparable, V any] struct {
 	// are marked gone. It is replaced, never modified, with mu held.
 	read atomic.Pointer[map[K]*entry[K, V]]
 
-	mu      sync.Mutex         // guards the fields below, and the seen time and links of every entry
-	held    map[K]*entry[K, V] // the keys held
-	queue   queue[K, V]        // the keys held, from the one seen longest ago to the newest
-	pending map[K]*flight[V]   // the keys whose New is running, and what their waiters receive
-	misses  int                // the Gets read could not serve since it was made (see missed)
+	mu      sync.Mutex               // guards the fields below, and the seen time and links of every entry
+	held    map[K]*entry[K, V]       // the keys held
+	queue   queue.List[*entry[K, V]] // the keys held, from the one seen longest ago to the newest
+	pending map[K]*flight[V]         // the keys whose New is running, and what their waiters receive
+	misses  int                      // the Gets read could not serve since it was made (see missed)
 }
 
 // flight is one call of New for a key, shared by the Gets that wait for it.
@@ -197,12 +198,12 @@ func (r *Registry[K, V]) build(key K, f *flight[V]) (V, error) {
 	r.mu.Lock()
 	delete(r.pending, key)
 	if err == nil {
-		if q := r.queue.newest; q != nil && now.Before(q.seen) {
+		if q, ok := r.queue.Back(); ok && now.Before(q.seen) {
 			now = q.seen // overtaken by a concurrent insertion: keep the queue in order
 		}
 		evicted = r.makeRoom(now)
 		e := &entry[K, V]{key: key, v: v, seen: now}
-		r.queue.pushNewest(e)
+		r.queue.PushBack(e)
 		r.held[key] = e
 		r.missed()
 	}
@@ -226,7 +227,7 @@ func (r *Registry[K, V]) Len() int {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.queue.n
+	return r.queue.Len()
 }
 
 // Range calls f for every key the registry held when Range was called, with
@@ -241,8 +242,8 @@ func (r *Registry[K, V]) Range(f func(K, V) bool) {
 		panic(notBuilt)
 	}
 	r.mu.Lock()
-	held := make([]*entry[K, V], 0, r.queue.n)
-	for e := r.queue.newest; e != nil; e = e.older {
+	held := make([]*entry[K, V], 0, r.queue.Len())
+	for e, ok := r.queue.Back(); ok; e, ok = queue.Prev(e) {
 		held = append(held, e)
 	}
 	r.mu.Unlock()

@@ -34,6 +34,14 @@ func (l *List[E]) Front() (E, bool) { return l.head, l.n > 0 }
 // Back is the newest element of l, and false if l is empty.
 func (l *List[E]) Back() (E, bool) { return l.tail, l.n > 0 }
 
+// Prev is the element before e (toward the oldest), and false if e is the
+// oldest.
+func Prev[E Elem[E]](e E) (E, bool) {
+	var zero E
+	p := e.Links().prev
+	return p, p != zero
+}
+
 // PushBack adds e, which is in no list, as the newest.
 func (l *List[E]) PushBack(e E) {
 	var zero E
