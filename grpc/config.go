@@ -95,6 +95,16 @@ type Config struct {
 	// Clock is the clock of every scope's pipelines and state, and of the
 	// registry of scopes. Nil means real time.
 	Clock clockwork.Clock
+	// PropagateCriticality, if not nil, says which targets (as given to
+	// grpc.NewClient) are told how much an RPC matters: each RPC to a
+	// target it returns true for carries its context's criticality level
+	// in [CriticalityKey] and its tenant in [TenantKey] (see package
+	// criticality), when the context has them. Nil sends them to every
+	// target: a level is there only because the program marked the RPC, or
+	// a server read it from its own caller, and is meant to reach the next
+	// hop. Name your own targets here if the tenants' names are not for
+	// third parties. It must be safe for concurrent use.
+	PropagateCriticality func(target string) bool
 }
 
 // Method declares how the client treats one method, or every method of a

@@ -24,6 +24,16 @@
 // rate limit) and refuse what is over them at once, with ResourceExhausted
 // and a pushback, as package shed does for HTTP.
 //
+// Both carry an RPC's criticality (package criticality) across the hop: the
+// client sends the level and tenant of the RPC's context in the metadata
+// keys resilience-criticality and resilience-tenant ([CriticalityKey],
+// [TenantKey]), and a Shedder reads them into the handler's context before
+// its limits run, capped as ShedConfig.Criticality decides for callers the
+// server does not trust; [Criticality] reads them for a server that runs no
+// limit. An RPC without a level sends none, and is served as
+// criticality.Default. A handler that calls on with its context passes the
+// level on.
+//
 // docs/grpc.md explains each rule and its reason, how the client coexists
 // with gRPC's own retries, and what it costs, measured next to failsafe-go's
 // failsafegrpc. The package is a module of its own, so that users of the

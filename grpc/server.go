@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -75,6 +76,32 @@ type ShedConfig struct {
 	// math/rand/v2's global generator; another must be safe for concurrent
 	// use.
 	Rand rand.Source
+	// Criticality decides the level each RPC is served at, from the one its
+	// caller claims in CriticalityKey: claimed, with ok false when it
+	// claims none or sends a value that is not a level. It gets the RPC's
+	// context (for its peer and credentials: peer.FromContext) and full
+	// method name, and returns the level to serve the RPC at, or 0 for none
+	// (it is then served as criticality.Default). It is called for every
+	// RPC whose context has no level yet, Exempt ones included, before the
+	// limits run, so that they and the handler see its answer
+	// (criticality.From(ctx)); it must be quick and safe for concurrent
+	// use. Nil trusts the metadata: a caller that claims a level gets it.
+	// Cap what callers you do not trust may claim, trusting the peers of
+	// your mesh:
+	//
+	//	Criticality: func(ctx context.Context, method string, claimed criticality.Level, ok bool) criticality.Level {
+	//		if meshPeer(ctx) { // say, the peer's certificate names one of your services
+	//			return claimed
+	//		}
+	//		return min(claimed, criticality.Default)
+	//	},
+	//
+	// The tenant in TenantKey is read as it is (its first
+	// criticality.MaxTenant bytes, if they are printable ASCII), unless the
+	// RPC's context has a tenant already: set it from the caller's identity
+	// in an interceptor chained before this one to keep callers from naming
+	// it.
+	Criticality func(ctx context.Context, method string, claimed criticality.Level, ok bool) criticality.Level
 }
 
 // Shedder is a server interceptor, unary and stream, that protects a server
@@ -99,6 +126,7 @@ type Shedder struct {
 	code     codes.Code
 	pushback time.Duration
 	exempt   func(string) bool
+	decide   func(context.Context, string, criticality.Level, bool) criticality.Level // ShedConfig.Criticality
 	rand     rand.Source
 	refused  atomic.Uint64
 	unaries  sync.Pool // of *unaryServe
@@ -145,6 +173,7 @@ func NewShedder(cfg ShedConfig) (*Shedder, error) {
 		code:     cfg.Code,
 		pushback: cfg.Pushback,
 		exempt:   cfg.Exempt,
+		decide:   cfg.Criticality,
 		rand:     cfg.Rand,
 	}
 	if s.code == codes.OK {
@@ -206,8 +235,11 @@ func (u *unaryServe) serve(ctx context.Context) (Served, error) {
 }
 
 // Unary is a grpc.UnaryServerInterceptor that runs the handler once the
-// limits admit the RPC, and refuses it otherwise.
+// limits admit the RPC, and refuses it otherwise. The limits and the
+// handler see the RPC's context with the criticality its caller sent (see
+// ShedConfig.Criticality).
 func (s *Shedder) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx = claim(ctx, info.FullMethod, s.decide)
 	if s.exempt != nil && s.exempt(info.FullMethod) {
 		return handler(ctx, req)
 	}
@@ -255,8 +287,13 @@ func (s *contextStream) Context() context.Context { return s.ctx }
 
 // Stream is a grpc.StreamServerInterceptor that runs the handler once the
 // limits admit the stream, holding what it took until the handler returns,
-// and refuses it otherwise.
+// and refuses it otherwise. The limits and the handler see the stream's
+// context with the criticality its caller sent (see
+// ShedConfig.Criticality).
 func (s *Shedder) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if ctx := claim(ss.Context(), info.FullMethod, s.decide); ctx != ss.Context() {
+		ss = &contextStream{ServerStream: ss, ctx: ctx}
+	}
 	if s.exempt != nil && s.exempt(info.FullMethod) {
 		return handler(srv, ss)
 	}

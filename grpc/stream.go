@@ -51,6 +51,7 @@ func (c *Client) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	if err != nil {
 		return nil, err
 	}
+	ctx = c.carry(ctx, cc.Target())
 	o := &opener{ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, watch: watch, obs: c.obs}
 	p := s.opening
 	switch {

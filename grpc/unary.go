@@ -22,7 +22,9 @@ import (
 // retries off instead.
 //
 // Each attempt sends the caller's request and options, with the deadline of
-// its attempt timeout, which gRPC sends to the server. The reply the caller
+// its attempt timeout, which gRPC sends to the server, and the level and
+// tenant of the caller's context in its metadata (CriticalityKey,
+// TenantKey), unless the caller set those keys itself. The reply the caller
 // gets, and its grpc.Header, grpc.Trailer and grpc.Peer options, are those of
 // the attempt that the RPC ended with: a hedged copy decodes into a reply of
 // its own, copied into the caller's if it wins.
@@ -40,6 +42,7 @@ func (c *Client) unary(ctx context.Context, method string, req, reply any, cc *g
 	if err != nil {
 		return err
 	}
+	ctx = c.carry(ctx, cc.Target())
 	p := s.once
 	if replay {
 		p = s.std.Pipeline

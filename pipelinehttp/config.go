@@ -92,6 +92,15 @@ type Config struct {
 	// how long a caller waits is for hosts of your own to know, not for a
 	// third party's, and an API may refuse headers it does not know.
 	PropagateDeadline func(Host) bool
+	// PropagateCriticality, if not nil, says which hosts are told how much
+	// a call matters: each request to a host it returns true for carries
+	// its context's criticality level in [CriticalityHeader] and its tenant
+	// in [TenantHeader] (see package criticality), when the context has
+	// them. Unlike PropagateDeadline, nil sends them to every host: a level
+	// is there only because the program marked the call, or a server read
+	// it from its own caller, and is meant to reach the next hop. Name your
+	// own hosts here if the tenants' names are not for third parties.
+	PropagateCriticality func(Host) bool
 	// BodyStallTimeout fails a read of a returned response body that waits
 	// this long for a byte, with a *StallError; a body that keeps sending is
 	// never cut by it, however long it takes. Zero means each host's

@@ -11,8 +11,11 @@
 // rule: a safe method or an idempotency key, and a body that can be rewound),
 // reads and closes every response it discards so that its connection is
 // reused, keeps the body of the response it returns readable to its end, and
-// returns a response or an error, never both. [Config] overrides any setting,
-// for every host or for one ([Config].PerHost), and the classification
-// ([Config].Classify). docs/http.md explains each rule and its reason, and
-// gives the cost measured next to failsafe-go's failsafehttp.
+// returns a response or an error, never both. A request whose context has
+// a criticality level (package criticality) carries it, and its tenant, to
+// the server in [CriticalityHeader] and [TenantHeader], where package shed
+// reads them. [Config] overrides any setting, for every host or for one
+// ([Config].PerHost), and the classification ([Config].Classify).
+// docs/http.md explains each rule and its reason, and gives the cost
+// measured next to failsafe-go's failsafehttp.
 package pipelinehttp

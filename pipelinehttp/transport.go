@@ -51,6 +51,16 @@ import (
 // CONNECT requests and protocol upgrades (a WebSocket) go straight to the
 // base transport: their connection outlives the call.
 //
+// # Criticality
+//
+// A request whose context has a criticality level (criticality.With) carries
+// it to the server in [CriticalityHeader], and its tenant
+// (criticality.WithTenant) in [TenantHeader], where package shed reads them;
+// a request without a level sends no header, so that the server's default
+// applies. A header the caller set itself is sent as it is. So a server that
+// reads the level into its request's context and calls on with that context
+// passes it on. Config.PropagateCriticality limits the hosts told.
+//
 // # Outcomes
 //
 // A response is judged by its status (outcome.HTTPStatus): 429 is Throttled,
@@ -209,8 +219,15 @@ func (t *Transport) build(h Host) (*scope, error) {
 // hedged and what is returned.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.mustBeBuilt()
-	if req.URL == nil || req.URL.Host == "" || passThrough(req) {
+	if req.URL == nil || req.URL.Host == "" {
 		return t.base.RoundTrip(req) // malformed requests are the base's to refuse
+	}
+	if passThrough(req) {
+		if hdr := t.criticality(req, HostOf(req.URL)); hdr != nil {
+			req = req.WithContext(req.Context()) // a copy: the caller's request is not modified
+			req.Header = hdr
+		}
+		return t.base.RoundTrip(req)
 	}
 	m := marksOf(req.Context())
 	h := HostOf(req.URL)
@@ -229,6 +246,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c := calls.Get().(*call)
 	c.base, c.req = t.base, req
+	c.header = t.criticality(req, h)
 	if t.cfg.PropagateDeadline != nil && t.cfg.PropagateDeadline(h) {
 		c.est, c.host = s.std.Estimator, h
 	}
@@ -251,6 +269,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		release(resp)
 	}
 	return nil, err
+}
+
+// criticality returns the header map the attempts of req to h send, with
+// the level and tenant of req's context added if h is told them
+// (Config.PropagateCriticality), or nil for the caller's own.
+func (t *Transport) criticality(req *http.Request, h Host) http.Header {
+	if t.cfg.PropagateCriticality != nil && !t.cfg.PropagateCriticality(h) {
+		return nil
+	}
+	return criticalityHeader(req)
 }
 
 // observe tells the observer of a call started at start that returned resp
@@ -281,6 +309,9 @@ type call struct {
 	req   *http.Request
 	taken atomic.Bool // req.Body has been given to an attempt, which closes it
 	send  pipeline.Func[*http.Response]
+	// header is the header map every attempt sends: a copy of the caller's
+	// with the request's criticality added; nil for the caller's own.
+	header http.Header
 	// est measures the host's attempts, if the request's deadline goes to
 	// the host (Config.PropagateDeadline); nil otherwise.
 	est  *latency.Estimator
@@ -296,7 +327,7 @@ var calls = sync.Pool{New: func() any {
 
 // recycle puts c back in the pool.
 func (c *call) recycle() {
-	c.base, c.req, c.est, c.host = nil, nil, nil, Host{}
+	c.base, c.req, c.est, c.host, c.header = nil, nil, nil, Host{}, nil
 	c.taken.Store(false)
 	calls.Put(c)
 }
@@ -306,13 +337,17 @@ func (c *call) recycle() {
 // after that.
 //
 // The copy is shallow (Request.WithContext): it shares the caller's header
-// map, URL and trailer, which the base transport may read and must not modify
+// map (or the call's copy of it, with the request's criticality added), URL
+// and trailer, which the base transport may read and must not modify
 // (the http.RoundTripper contract), as http.Client's own copies do; a deep
 // Request.Clone would copy the headers of every attempt for nothing (about a
 // microsecond and four allocations a request, an eighth of what the whole
 // transport adds).
 func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	r := c.req.WithContext(ctx)
+	if c.header != nil {
+		r.Header = c.header
+	}
 	if b := c.req.Body; b != nil && b != http.NoBody && !c.taken.CompareAndSwap(false, true) {
 		if c.req.GetBody == nil { // only a request sent once can have such a body
 			return nil, outcome.MarkPermanent(errNoRewind)

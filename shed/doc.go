@@ -19,6 +19,16 @@
 // ended while it waited in a queue gets a 503 without the header. Config.Refused
 // writes another response instead.
 //
+// Each request is served at the criticality level its caller sent in the
+// Resilience-Criticality header (pipelinehttp.CriticalityHeader, as a
+// pipelinehttp.Transport sends it), and for the tenant it names in
+// Resilience-Tenant (pipelinehttp.TenantHeader): the middleware reads them into the request's context before the limits run,
+// so that the limits and the handler see them (criticality.From), and a
+// handler that calls on with that context passes them on. A request
+// without a level is served as criticality.Default. Config.Criticality caps
+// what callers the server does not trust may claim; [Criticality] reads the
+// headers for a handler that runs no limit.
+//
 // Why shed. A server that takes every request shares its workers, memory and
 // the dependencies behind it among all of them; past its capacity each
 // request takes longer, clients time out and retry, and the server spends its

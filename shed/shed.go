@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -49,6 +50,30 @@ type Config struct {
 	// short plain-text response with that status and, unless the request was
 	// given up because its own context ended, a Retry-After header.
 	Refused func(w http.ResponseWriter, r *http.Request, status int, err *pipeline.StopError)
+	// Criticality decides the level each request is served at, from the one
+	// its caller claims in pipelinehttp.CriticalityHeader: claimed, with ok
+	// false when it claims none or sends a value that is not a level. It
+	// returns the level to serve the request at, or 0 for none (it is then
+	// served as criticality.Default). It is called for every request
+	// whose context has no level yet, before the limits run, so that they
+	// and the handler see its answer (criticality.From(r.Context())); it
+	// must be quick and safe for concurrent use. Nil trusts the header: a
+	// caller that claims a level gets it. Cap what callers you do not trust
+	// may claim, trusting the peers of your mesh:
+	//
+	//	Criticality: func(r *http.Request, claimed criticality.Level, ok bool) criticality.Level {
+	//		if meshPeer(r) { // say, the client certificate names one of your services
+	//			return claimed
+	//		}
+	//		return min(claimed, criticality.Default)
+	//	},
+	//
+	// The tenant in pipelinehttp.TenantHeader is read as it is (its first
+	// criticality.MaxTenant bytes, if they are printable ASCII), unless the
+	// request's context has a tenant already: set it from the caller's
+	// identity in a middleware outside this one to keep callers from
+	// naming it.
+	Criticality func(r *http.Request, claimed criticality.Level, ok bool) criticality.Level
 }
 
 // Handler is an http.Handler that runs another through a pipeline of limits
@@ -59,7 +84,8 @@ type Handler struct {
 	p          *pipeline.Pipeline[Served]
 	retryAfter time.Duration
 	refused    func(http.ResponseWriter, *http.Request, int, *pipeline.StopError)
-	calls      sync.Pool // of *call
+	decide     func(*http.Request, criticality.Level, bool) criticality.Level // Config.Criticality
+	calls      sync.Pool                                                      // of *call
 }
 
 // New returns a handler that serves each request with next once the limits of
@@ -91,6 +117,7 @@ func New(next http.Handler, cfg Config) (*Handler, error) {
 		p:          pipeline.New(stages...).With(pipeline.Options[Served]{Name: cfg.Name, OnEvent: cfg.OnEvent}),
 		retryAfter: cfg.RetryAfter,
 		refused:    cfg.Refused,
+		decide:     cfg.Criticality,
 	}
 	if h.retryAfter == 0 {
 		h.retryAfter = DefaultRetryAfter
@@ -145,13 +172,15 @@ func (c *call) run(ctx context.Context) (Served, error) {
 }
 
 // ServeHTTP serves r with the next handler once the limits admit it, and
-// answers it with a refusal otherwise. A panic of the next handler goes on
-// up, as it would without the limits, once they have given back what r
-// held.
+// answers it with a refusal otherwise. The limits and the handler see r's
+// context with the criticality its caller sent (see Config.Criticality). A
+// panic of the next handler goes on up, as it would without the limits,
+// once they have given back what r held.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := claim(r, h.decide)
 	c := h.calls.Get().(*call)
 	c.w, c.r = w, r
-	_, err := h.p.Execute(r.Context(), c.serve)
+	_, err := h.p.Execute(ctx, c.serve)
 	c.w, c.r = nil, nil
 	h.calls.Put(c)
 	if err == nil {
@@ -168,6 +197,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusServiceUnavailable
 	if stop.Reason == pipeline.RateLimited {
 		status = http.StatusTooManyRequests
+	}
+	if ctx != r.Context() {
+		r = r.WithContext(ctx) // Config.Refused sees the level the request was refused at
 	}
 	h.refused(w, r, status, stop)
 }
