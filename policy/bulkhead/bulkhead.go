@@ -167,7 +167,7 @@ func (b *Bulkhead) try(l criticality.Level) (inFlight int, ok bool) {
 // take takes a slot for a call of level l if one is free to it and no call
 // of its level or above waits; mu must be held.
 func (b *Bulkhead) take(l criticality.Level) (inFlight int, ok bool) {
-	if b.fits(l, b.inUse) && !b.queue.AtOrAbove(l) {
+	if b.fits(l, b.inUse) && (b.queue.Len() == 0 || !b.queue.AtOrAbove(l)) {
 		b.inUse++
 		return b.inUse, true
 	}
@@ -275,10 +275,12 @@ func (b *Bulkhead) Release() {
 // release is Release; mu must be held. The slot passes to the first call of
 // the queue if its level may have it, or else back to the bulkhead.
 func (b *Bulkhead) release() {
-	if w, l, ok := b.queue.Front(); ok && b.fits(l, b.inUse-1) {
-		b.queue.Remove(l, w)
-		b.grant(w) // the slot passes on: inUse is unchanged
-		return
+	if b.queue.Len() > 0 {
+		if w, l, _ := b.queue.Front(); b.fits(l, b.inUse-1) {
+			b.queue.Remove(l, w)
+			b.grant(w) // the slot passes on: inUse is unchanged
+			return
+		}
 	}
 	b.inUse--
 }
