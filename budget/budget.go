@@ -7,6 +7,7 @@ import (
 
 	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/giveway"
 )
 
 // unit is the number of units one token is made of. The balance is kept as a
@@ -37,9 +38,9 @@ type Budget struct {
 	deposit  int64   // units per successful attempt
 	rate     float64 // units per nanosecond, which is tokens per second
 	capacity int64   // most units the bucket holds, >= unit
-	// needs is the balance, in units, a withdrawal of each level needs: one
-	// token above what its share keeps for the levels above it, at most
-	// the capacity.
+	// needs is the balance, in units, a withdrawal of each level needs while
+	// no level gives way: one token above what its share keeps for the
+	// levels above it, at most the capacity.
 	needs [criticality.Levels]int64
 	// elapsed reads Config.Clock (real time through the monotonic clock
 	// alone) as the time since New; a first reading behind New's, from
@@ -48,10 +49,11 @@ type Budget struct {
 	elapsed clock.Elapsed
 	name    string
 
-	mu     sync.Mutex    // guards tokens, frac and last
+	mu     sync.Mutex    // guards tokens, frac, last and gate
 	tokens int64         // balance in units at last, in [0, capacity]
 	frac   float64       // refill earned by last beyond tokens, in [0, 1) units
 	last   time.Duration // when the refill was last credited, on elapsed
+	gate   giveway.Gate  // the levels that give way after a refusal of a higher one
 }
 
 // notBuilt is the panic of every use of a non-nil Budget that [New] did not
@@ -74,9 +76,9 @@ func New(cfg Config) (*Budget, error) {
 		tokens:   capacity,
 	}
 	for i := range b.needs {
-		spend := math.Round(cfg.Shares.Of(criticality.Level(i+1)) * float64(capacity))
-		b.needs[i] = min(capacity-int64(spend)+unit, capacity)
+		b.needs[i] = b.need(cfg.Shares.Of(criticality.Level(i + 1)))
 	}
+	b.gate = giveway.New(cfg.Shares)
 	b.elapsed.Clock = cfg.Clock
 	b.elapsed.Start()
 	return b, nil
@@ -128,18 +130,30 @@ func (b *Budget) Withdraw(l criticality.Level) (wait time.Duration, ok bool) {
 	if !l.Valid() {
 		l = criticality.Default
 	}
-	need := b.needs[l-1]
 	now := b.now()
 	b.mu.Lock()
 	b.refill(now)
+	need := b.needs[l-1]
+	if b.gate.Squeezed() {
+		need = b.need(b.gate.Share(l, now))
+	}
 	if b.tokens >= need {
 		b.tokens -= unit
 		b.mu.Unlock()
 		return 0, true
 	}
+	b.gate.Refused(l, now)
 	wait = b.until(need)
 	b.mu.Unlock()
 	return wait, false
+}
+
+// need is the balance, in units, a withdrawal needs when its level may
+// spend share of the capacity: one token above what the share keeps, at
+// most the capacity (a full budget pays any level).
+func (b *Budget) need(share float64) int64 {
+	spend := int64(math.Round(share * float64(b.capacity)))
+	return min(b.capacity-spend+unit, b.capacity)
 }
 
 // Refund gives back the token a withdrawal took for a retry or hedge that never

@@ -51,7 +51,9 @@ type Config struct {
 	// (criticality.Shares), so that as the budget runs low Sheddable
 	// retries are the first refused. By default Sheddable ones may spend
 	// three quarters of it (30 tokens: the last 7.5 are kept for the
-	// others), the others all of it. A full budget pays any level.
+	// others), the others all of it; a refused withdrawal makes the levels
+	// below it give way for a second, as a bulkhead's refusal does. A full
+	// budget pays any level.
 	Shares criticality.Shares
 	// Clock drives the refill. Nil means real time.
 	Clock clockwork.Clock

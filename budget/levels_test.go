@@ -85,3 +85,29 @@ func TestAHigherLevelIsPaidWheneverALowerOneIs(t *testing.T) {
 		}
 	})
 }
+
+func TestARefusedCriticalRetryMakesSheddableOnesGiveWay(t *testing.T) {
+	build := func() (*Budget, func(time.Duration)) {
+		b, clock := newFake(t, Config{Capacity: 40, RefillPerSecond: 40})
+		for range 40 {
+			_, ok := b.Withdraw(criticality.Critical)
+			require.True(t, ok)
+		}
+		return b, clock.Advance
+	}
+	squeezed, advanceSqueezed := build()
+	_, ok := squeezed.Withdraw(criticality.Critical)
+	require.False(t, ok, "empty: a critical retry is refused")
+	fresh, advanceFresh := build()
+	advanceSqueezed(300 * time.Millisecond) // 12 tokens back, 28 spent
+	advanceFresh(300 * time.Millisecond)
+	_, ok = fresh.Withdraw(criticality.Sheddable)
+	assert.True(t, ok, "28 of 40 spent: within Sheddable's 30")
+	_, ok = squeezed.Withdraw(criticality.Sheddable)
+	assert.False(t, ok, "a critical retry was refused 300 ms ago: Sheddable ones still give way")
+	_, ok = squeezed.Withdraw(criticality.Critical)
+	assert.True(t, ok, "the tokens kept are the critical retries'")
+	advanceSqueezed(time.Second)
+	_, ok = squeezed.Withdraw(criticality.Sheddable)
+	assert.True(t, ok, "a second later the share is whole again")
+}

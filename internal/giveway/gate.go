@@ -50,6 +50,18 @@ func (g *Gate) Admits(l criticality.Level, used, limit float64, now time.Duratio
 	return g.shares.Admits(l, used, limit*(1-g.cut[index(l)])) || used == 0 && limit >= 1
 }
 
+// Share is the fraction of a limit a call of level l may fill at now (read
+// only if Squeezed): its share (criticality.Shares.Of) less what it has
+// given way. A limit that counts in units of its own (a budget's tokens)
+// applies it as Admits does.
+func (g *Gate) Share(l criticality.Level, now time.Duration) float64 {
+	if !g.squeezed || l == criticality.Critical {
+		return g.shares.Of(l)
+	}
+	g.grow(now)
+	return g.shares.Of(l) * (1 - g.cut[index(l)])
+}
+
 // Refused records that a call of level l was refused at now: every level
 // below it gives way half of the share it still had.
 func (g *Gate) Refused(l criticality.Level, now time.Duration) {
