@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
@@ -215,7 +216,7 @@ func (b *Breaker) observe(now instant) instant {
 // caller and the admission is withdrawn: its probe slot, if it took one, is
 // free again, and nothing is recorded for it.
 func (b *Breaker) Admit() (Ticket, error) {
-	t, retryAfter, ok := b.admit(b.now())
+	t, retryAfter, ok := b.admit(b.now(), nil)
 	if !ok {
 		return t, b.refusal(retryAfter)
 	}
@@ -266,7 +267,12 @@ func (b *Breaker) fastRefusals() bool {
 	return b.clock == nil && b.onEvent == nil && b.cfg.trickleEvery == 0 && !b.shadow.Load()
 }
 
-func (b *Breaker) admit(now instant) (t Ticket, retryAfter time.Duration, ok bool) {
+// admit decides an admission at now of a call of ctx (nil for one of level
+// Default), whose criticality only the recovery ramp reads (see
+// admitRamp): so it is read only while Recovering, with the lock let go
+// (ctx.Value may be the caller's code), and a closed breaker's call pays
+// nothing for it.
+func (b *Breaker) admit(now instant, ctx context.Context) (t Ticket, retryAfter time.Duration, ok bool) {
 	if until := instant(b.openUntil.Load()); now.Before(until) && b.fastRefusals() {
 		// Open, no hook to tell of the refusal and no trickle to count it:
 		// nothing to change, so no lock to take. An open breaker under load
@@ -274,10 +280,16 @@ func (b *Breaker) admit(now instant) (t Ticket, retryAfter time.Duration, ok boo
 		return Ticket{}, until.Sub(now), false
 	}
 	b.mu.Lock()
+	l := criticality.Default
+	if b.state == Recovering && ctx != nil {
+		b.mu.Unlock()
+		l = criticality.From(ctx)
+		b.mu.Lock()
+	}
 	now = b.observe(now)
 	t, ok = Ticket{start: now, id: ordinary}, true
 	if b.state != Closed { // Closed is the hot path
-		t, retryAfter, ok = b.admitLocked(now)
+		t, retryAfter, ok = b.admitLocked(now, l)
 		if !ok && b.shadow.Load() { // refused, and raised its Rejection: admit it anyway
 			t, retryAfter, ok = Ticket{start: now, id: shadowTicket}, 0, true
 		}
@@ -291,7 +303,7 @@ func (b *Breaker) admit(now instant) (t Ticket, retryAfter time.Duration, ok boo
 }
 
 // admitLocked decides an admission in any state but Closed. Call it with mu held.
-func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
+func (b *Breaker) admitLocked(now instant, l criticality.Level) (Ticket, time.Duration, bool) {
 	switch b.state {
 	case Open:
 		if now.Before(b.until) {
@@ -315,7 +327,7 @@ func (b *Breaker) admitLocked(now instant) (Ticket, time.Duration, bool) {
 		}
 		return b.takeSlot(free, now), 0, true
 	case Recovering:
-		return b.admitRamp(now)
+		return b.admitRamp(now, l)
 	case Isolated:
 		b.reject(Isolated, 0, now)
 		return Ticket{}, 0, false

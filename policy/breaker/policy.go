@@ -77,7 +77,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	} else {
 		now = p.b.now()
 	}
-	t, retryAfter, ok := p.b.admit(now)
+	t, retryAfter, ok := p.b.admit(now, ctx)
 	if !ok {
 		return next.Refuse(ctx, p.b.sharedRefusal(retryAfter))
 	}

@@ -1,6 +1,10 @@
 package breaker
 
-import "time"
+import (
+	"time"
+
+	"github.com/resilience-go/pipeline/criticality"
+)
 
 // rampTicket marks the id of a Ticket the recovery ramp admitted; the low bits
 // number the ramp, so that an outcome from an earlier ramp (a straggler) is told
@@ -42,20 +46,33 @@ func (b *Breaker) rampFraction(now instant) float64 {
 	return initial + (1-initial)*float64(elapsed)/float64(b.rampLength)
 }
 
-// admitRamp decides an admission while Recovering: deficit accounting at p.
+// rampNeed is the credit a call of each level needs to be admitted by the
+// ramp, by level: a Critical call may run the credit one call into debt, a
+// Sheddable one waits for a call's credit saved beyond a Default one's. So
+// the ramp admits the same share p of the calls offered (the debt is at
+// most one call, the savings at most two), Critical calls first: while they
+// are fewer than p of the calls, every one is admitted. An unmarked call is
+// Default, which needs the one call's credit the ramp always needed.
+var rampNeed = [criticality.Levels]float64{2, 1, 0}
+
+// admitRamp decides an admission while Recovering of a call of level l:
+// deficit accounting at p, with the credit l needs (rampNeed).
 // A refusal carries no retry-after hint. The ramp admits a growing share of
 // the calls at every moment, so no instant is better to come back at than
 // another, and a hint would send every caller it shed back at the same one:
 // the cliff the ramp exists to avoid. A caller paces itself (a retry stage's
 // jittered backoff).
-func (b *Breaker) admitRamp(now instant) (Ticket, time.Duration, bool) {
+func (b *Breaker) admitRamp(now instant, l criticality.Level) (Ticket, time.Duration, bool) {
 	p := b.rampFraction(now)
 	if p >= 1 {
 		b.finishRamp(now)
 		return Ticket{start: now, id: ordinary}, 0, true
 	}
 	b.credit += p
-	if b.credit >= 1 {
+	if !l.Valid() {
+		l = criticality.Default
+	}
+	if b.credit >= rampNeed[l-1] {
 		b.credit--
 		return Ticket{start: now, id: rampTicket | b.ramps}, 0, true
 	}
