@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // Defaults and limits of [Config]'s fields.
@@ -44,6 +45,13 @@ type Config struct {
 	// call never waits past its context's deadline: one whose token would come
 	// later is refused at once.
 	MaxWait time.Duration
+	// Shares is how much of the bucket the calls of each level
+	// (criticality.From of the call's context) may take through the stage
+	// (criticality.Shares): by default Sheddable calls three quarters of
+	// Burst, rounded up, so that they are refused, or wait, while fewer
+	// tokens are left than the quarter kept for the others; the others may
+	// take all of it. With a Burst of 1 every level may take the one token.
+	Shares criticality.Shares
 	// Clock is the clock the limiter's tokens accrue on and its waits are
 	// timed by. Nil means real time. A limiter whose first call reads a
 	// time before New's is timed from that call, so a limiter built on one
@@ -69,6 +77,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxWait < 0 {
 		return fmt.Errorf("ratelimit: Config.MaxWait must not be negative (0 means refuse at once), got %v", c.MaxWait)
+	}
+	if err := c.Shares.Validate(); err != nil {
+		return fmt.Errorf("ratelimit: Config.Shares: %w", err)
 	}
 	return nil
 }

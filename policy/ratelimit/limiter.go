@@ -7,6 +7,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/internal/kind"
 )
@@ -41,10 +42,13 @@ type Limiter struct {
 	rate      float64
 	burst     int
 	interval  int64 // nanoseconds a token takes to earn
-	tolerance int64 // (burst-1) × interval: how far ahead of now tat may run
-	maxWait   time.Duration
-	clock     clockwork.Clock // nil for real time; times the waits
-	elapsed   clock.Elapsed   // reads clock; times are nanoseconds since its epoch
+	// tolerances is how far ahead of now tat may run for a call of each
+	// level: (Shares.Cap(level, burst)-1) × interval, (burst-1) × interval
+	// for Critical.
+	tolerances [criticality.Levels]int64
+	maxWait    time.Duration
+	clock      clockwork.Clock // nil for real time; times the waits
+	elapsed    clock.Elapsed   // reads clock; times are nanoseconds since its epoch
 
 	// tat is the theoretical arrival time of the next call, in nanoseconds
 	// on elapsed: the one word of the limiter's state.
@@ -68,7 +72,9 @@ func New(cfg Config) (*Limiter, error) {
 		maxWait:  cfg.MaxWait,
 		clock:    cfg.Clock,
 	}
-	l.tolerance = int64(l.burst-1) * l.interval
+	for i := range l.tolerances {
+		l.tolerances[i] = int64(cfg.Shares.Cap(criticality.Level(i+1), l.burst)-1) * l.interval
+	}
 	l.elapsed.Clock = cfg.Clock
 	l.elapsed.Start()
 	return l, nil
@@ -103,8 +109,11 @@ func (l *Limiter) now() int64 { return int64(l.elapsed.Read()) }
 // nothing and reports false with wait, how long it will be until a token is
 // there if nobody else takes it first (as budget.Budget.Withdraw does). It never waits. It is for code outside a
 // pipeline; the stage ([Guard]) calls it, or waits, for every call.
+//
+// Allow takes a token as for a call of level Default, which may take the
+// whole bucket; the stage takes one for the call's own level.
 func (l *Limiter) Allow() (wait time.Duration, ok bool) {
-	wait, _, ok = l.reserve(0)
+	wait, _, ok = l.reserve(0, criticality.Default)
 	return wait, ok
 }
 
@@ -123,16 +132,22 @@ type reservation struct {
 	before, after int64 // tat before and after the promise
 }
 
-// reserve takes a token now, or promises one if it comes within limit, and
-// returns how long the call must wait for it (0 for now). If the token is
-// further than limit, it takes nothing and returns false with how long until
-// the next token.
-func (l *Limiter) reserve(limit time.Duration) (wait time.Duration, r reservation, ok bool) {
+// reserve takes a token now for a call of level lv, or promises one if it
+// comes within limit, and returns how long the call must wait for it (0 for
+// now). If the token is further than limit, it takes nothing and returns
+// false with how long until the next token lv may take. A level below
+// Critical may take a token only while its share of the bucket is left
+// (Config.Shares): its tolerance is shorter.
+func (l *Limiter) reserve(limit time.Duration, lv criticality.Level) (wait time.Duration, r reservation, ok bool) {
+	if !lv.Valid() {
+		lv = criticality.Default
+	}
+	tolerance := l.tolerances[lv-1]
 	for {
 		tat := l.tat.Load()
 		now := l.now() // read after tat: a reading older than tat's last update cannot add tokens
 		next := max(tat, now)
-		w := next - l.tolerance - now
+		w := next - tolerance - now
 		if w > int64(limit) {
 			return time.Duration(w), reservation{}, false
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/criticality"
 	"pgregory.net/rapid"
 )
 
@@ -88,7 +89,7 @@ func (s *bucketMachine) Allow(t *rapid.T) {
 // Reserve asks for a token that may come within a limit.
 func (s *bucketMachine) Reserve(t *rapid.T) {
 	limit := time.Duration(rapid.Int64Range(0, 3*s.m.interval).Draw(t, "limit"))
-	wait, r, ok := s.l.reserve(limit)
+	wait, r, ok := s.l.reserve(limit, criticality.Default)
 	want := time.Duration(max(s.m.interval-s.m.credit, 0))
 	if wait != want {
 		t.Fatalf("reserve(%v) waits %v, want %v", limit, wait, want)

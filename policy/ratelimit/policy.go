@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // Policy is the pipeline stage that takes a token from a [Limiter] for every
@@ -56,7 +57,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			limit = max(min(limit, time.Until(deadline)), 0)
 		}
 	}
-	wait, res, ok := p.l.reserve(limit)
+	wait, res, ok := p.l.reserve(limit, criticality.From(ctx))
 	if !ok {
 		return next.Refuse(ctx, p.l.sharedRefusal(wait))
 	}
