@@ -38,10 +38,10 @@ const refusal = pipeline.RateLimited
 // A Limiter is safe for concurrent use. The zero Limiter is not usable.
 type Limiter struct {
 	// Immutable after New.
-	name      string
-	rate      float64
-	burst     int
-	interval  int64 // nanoseconds a token takes to earn
+	name     string
+	rate     float64
+	burst    int
+	interval int64 // nanoseconds a token takes to earn
 	// tolerances is how far ahead of now tat may run for a call of each
 	// level: (Shares.Cap(level, burst)-1) × interval, (burst-1) × interval
 	// for Critical.
