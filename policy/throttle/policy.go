@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // Policy is the pipeline stage that asks a [Throttle] before every call or
@@ -52,7 +53,7 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	if ctx.Err() != nil {
 		return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 	}
-	tk, ok := p.t.admit()
+	tk, ok := p.t.admit(criticality.From(ctx))
 	if !ok {
 		return next.Refuse(ctx, p.t.refused)
 	}

@@ -1,11 +1,13 @@
 package throttle
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/clock"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
@@ -144,19 +146,24 @@ type Ticket struct {
 // the second of two calls made at once to a healthy dependency half the
 // time.
 func (t *Throttle) Admit() (Ticket, error) {
-	tk, ok := t.admit()
+	tk, ok := t.admit(criticality.Default)
 	if !ok {
 		return Ticket{}, t.refused
 	}
 	return tk, nil
 }
 
-// admit is Admit without the error.
-func (t *Throttle) admit() (Ticket, bool) {
+// admit is Admit without the error, for an attempt of level l: through the
+// stage, a Critical attempt is refused with probability p², a Sheddable one
+// with √p (at most Config.MaxRejection), and a Default or unmarked one with
+// p, the window's rejection probability. So the more an attempt matters,
+// the less it is refused, a higher level never more than a lower one, and
+// none while p is 0.
+func (t *Throttle) admit(l criticality.Level) (Ticket, bool) {
 	now := t.now()
 	t.mu.Lock()
 	t.w.rotate(t.observe(now))
-	if p := t.probability(t.w.total); p > 0 && t.rng.Float64() < p {
+	if p := levelled(t.probability(t.w.total), l, t.maxRejection); p > 0 && t.rng.Float64() < p {
 		t.w.add(t.w.head, false)
 		t.mu.Unlock()
 		return Ticket{}, false
@@ -226,6 +233,18 @@ func (t *Throttle) counts() counts {
 	c := t.w.at(max(now, t.last))
 	t.mu.Unlock()
 	return c
+}
+
+// levelled is the rejection probability of an attempt of level l when the
+// window's is p (see admit), at most most.
+func levelled(p float64, l criticality.Level, most float64) float64 {
+	switch l {
+	case criticality.Critical:
+		return p * p
+	case criticality.Sheddable:
+		return min(math.Sqrt(p), most)
+	}
+	return p
 }
 
 // probability is the rule, on the counts c.
