@@ -29,6 +29,13 @@ type Dependency struct {
 	Breaker *Breaker `json:"breaker,omitempty"`
 	Budget  *Budget  `json:"budget,omitempty"`
 	Latency *Latency `json:"latency,omitempty"`
+
+	// breaker is the breaker Breaker was read from, nil for none: kept out
+	// of the report's exported fields and its JSON, so that a report gives
+	// whoever reads it no hold on the breaker, and reachable by this
+	// module's dashboard only, for an operator's Isolate or Reset (see
+	// control.go).
+	breaker *breaker.Breaker
 }
 
 // Breaker is a breaker's state, as breaker.Breaker's Snapshot and Pressure
@@ -49,6 +56,9 @@ type Breaker struct {
 	NormalFailureRate *float64 `json:"normal_failure_rate"`
 	// Trips counts the trips since the breaker last closed.
 	Trips int `json:"trips"`
+	// RampFraction is the fraction of attempts a recovering breaker's ramp
+	// admits, below 1 (Snapshot.RampFraction); absent in any other state.
+	RampFraction float64 `json:"ramp_fraction,omitempty"`
 	// BreakEnds is when the current break ends, for an open breaker.
 	BreakEnds *time.Time `json:"break_ends,omitempty"`
 }
@@ -61,11 +71,12 @@ type Budget struct {
 }
 
 // Latency is what a pipeline's latency estimator measured of its recent
-// attempts (the hedge reads the same): their median and 95th percentile, in
-// seconds, and how many it holds.
+// attempts (the hedge reads the same): their median, 95th and 99th
+// percentiles, in seconds, and how many it holds.
 type Latency struct {
 	Median  float64 `json:"median_seconds"`
 	P95     float64 `json:"p95_seconds"`
+	P99     float64 `json:"p99_seconds"`
 	Samples int     `json:"samples"`
 }
 
@@ -119,7 +130,8 @@ func readPipeline[T any](p *standard.Pipeline[T]) Dependency {
 		now := est.Now()
 		if median, n := est.Quantile(now, 0.5); n > 0 {
 			p95, _ := est.Quantile(now, 0.95)
-			d.Latency = &Latency{Median: median.Seconds(), P95: p95.Seconds(), Samples: n}
+			p99, _ := est.Quantile(now, 0.99)
+			d.Latency = &Latency{Median: median.Seconds(), P95: p95.Seconds(), P99: p99.Seconds(), Samples: n}
 		}
 	}
 	return d
@@ -135,10 +147,10 @@ func Of(name string, b *breaker.Breaker, funds *budget.Budget) Source {
 // Read reads the state of a dependency named name, with its breaker and
 // budget, either of which may be nil.
 func Read(name string, b *breaker.Breaker, funds *budget.Budget) Dependency {
-	d := Dependency{Name: name}
+	d := Dependency{Name: name, breaker: b}
 	if b != nil {
 		s := b.Snapshot()
-		d.Breaker = &Breaker{State: s.State.String(), Shadow: s.Shadow, Pressure: b.Pressure(), Trips: s.Trips}
+		d.Breaker = &Breaker{State: s.State.String(), Shadow: s.Shadow, Pressure: b.Pressure(), Trips: s.Trips, RampFraction: s.RampFraction}
 		if s.NormalLatencyOK {
 			seconds := s.NormalLatency.Seconds()
 			d.Breaker.NormalLatency = &seconds

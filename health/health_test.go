@@ -91,7 +91,7 @@ func TestHandlerReportsEveryKey(t *testing.T) {
 			{"name": "up",
 			 "breaker": {"state": "closed", "pressure": 0, "normal_latency_seconds": 0.005, "normal_failure_rate": null, "trips": 0},
 			 "budget": {"tokens": 30, "capacity": 30, "utilization": 0},
-			 "latency": {"median_seconds": 0.005, "p95_seconds": 0.005008068, "samples": 3}}
+			 "latency": {"median_seconds": 0.005, "p95_seconds": 0.005008068, "p99_seconds": 0.005008068, "samples": 3}}
 		]}`, w.Body.String())
 
 		remove()

@@ -5,7 +5,9 @@
 # would, the second through OpenTelemetry; examples/service, a runnable
 # service whose tests build and run it; the nested otel/ and grpc/ modules,
 # which keep OpenTelemetry and gRPC out of the library's dependencies; and the
-# nested fleet/ module, which keeps Redis out of them)
+# nested fleet/ module, which keeps Redis out of them; and the nested
+# browsertest/ module, which loads the dashboard and the report page in a
+# headless Chromium)
 # under the race detector, then builds the benchmark harness and runs each
 # benchmark once so it cannot rot, and runs the release check
 # (scripts/release-check.sh) for the version in VERSION.
@@ -32,7 +34,7 @@ if ! command -v "$(go env CC)" >/dev/null 2>&1; then
 	fi
 fi
 
-modules=". downstream downstream/observe examples/service otel grpc fleet scripts/releasecheck"
+modules=". downstream downstream/observe examples/service otel grpc fleet browsertest scripts/releasecheck"
 if ! command -v redis-server >/dev/null 2>&1; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "test.sh: installing redis-server for the fleet/ tests" >&2
@@ -41,7 +43,7 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "test.sh: WARNING: no redis-server and none could be installed: the fleet/ module is NOT tested" >&2
-	modules=". downstream downstream/observe examples/service otel grpc scripts/releasecheck"
+	modules=". downstream downstream/observe examples/service otel grpc browsertest scripts/releasecheck"
 else
 	# A port of our own: start a redis-server on the first port that looks
 	# free and keep it once the server answering there says, by its process
@@ -99,6 +101,19 @@ else
 	echo "test.sh: the tests run WITHOUT the race detector" >&2
 fi
 staticcheck="go run honnef.co/go/tools/cmd/staticcheck@v0.8.2"
+# The browsertest/ module loads the dashboard and the simulation's report
+# page in a headless Chromium; without one it installs Debian's when it can,
+# and otherwise its tests skip, saying so.
+if [ -z "${PIPELINE_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: installing chromium for the browsertest/ module" >&2
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
+	fi
+fi
+if [ -z "${PIPELINE_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+	echo "test.sh: WARNING: no chromium and none could be installed: the browsertest/ tests SKIP" >&2
+fi
+
 for module in $modules; do
 	echo "test.sh: module $module" >&2
 	(cd "$module" && go mod tidy -diff && go vet ./... && $staticcheck ./... && go test $race -count=1 ./...)
