@@ -57,6 +57,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"percent": percent,
 	"clock":   clockText,
 	"tokens":  tokens,
+	"used":    used,
 	"sparkOf": sparkOf,
 }).Parse(pageHTML))
 
@@ -165,6 +166,16 @@ func clockText(t time.Time) string {
 		return "–"
 	}
 	return t.UTC().Format("15:04:05")
+}
+
+// used formats a limit's use: "3 / 8", with the calls queued if any.
+func used(l health.Limit) string {
+	tenth := func(f float64) string { return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64) }
+	s := tenth(l.InUse) + " / " + tenth(l.Limit)
+	if l.Queued > 0 {
+		s += ", " + strconv.Itoa(l.Queued) + " queued"
+	}
+	return s
 }
 
 // tokens formats a budget's balance.

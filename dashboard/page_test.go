@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/resilience-go/pipeline/dashboard"
 	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/policy/breaker"
+	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
 // hostile is a dependency name that would break a page that did not escape
@@ -125,4 +127,24 @@ func TestTheLivePartAndMethods(t *testing.T) {
 
 	assert.Equal(t, http.StatusNotFound, get(d, "/debug/dashboard/nothing").Code)
 	assert.Equal(t, http.StatusNotFound, get(d, "/debug/dashboard/fleet.json").Code, "no fleet view without peers")
+}
+
+// TestThePageShowsTheLimitsInUse: a dependency's bulkhead, as the health
+// view reads it, is a cell of its row.
+func TestThePageShowsTheLimitsInUse(t *testing.T) {
+	b, err := bulkhead.New(bulkhead.Config{Name: "pool", MaxConcurrent: 8})
+	require.NoError(t, err)
+	for range 3 {
+		_, ok := b.TryAcquire(context.Background())
+		require.True(t, ok)
+	}
+	srv := httptest.NewServer(newDashboard(t, dashboard.Config{Registry: registry(health.Limits("search", b))}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	page, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `<span class="limit">bulkhead pool: 3 / 8</span>`)
+	assert.Equal(t, 3, b.InFlight(), "reading takes no slot")
 }

@@ -29,6 +29,8 @@ type Dependency struct {
 	Breaker *Breaker `json:"breaker,omitempty"`
 	Budget  *Budget  `json:"budget,omitempty"`
 	Latency *Latency `json:"latency,omitempty"`
+	// Limits are the dependency's limits in use (see Limits), if any.
+	Limits []Limit `json:"limits,omitempty"`
 
 	// breaker is the breaker Breaker was read from, nil for none: kept out
 	// of the report's exported fields and its JSON, so that a report gives
