@@ -172,6 +172,15 @@ func (c Config) settings() (settings, error) {
 // quorum.
 func (s *settings) need(seen int) int { return quorum.Need(seen, s.quorum, s.fraction) }
 
+// forget is the age of a dead report, deleted rather than kept uncounted,
+// and the expiry of a breaker's sets after their latest renewal.
+func (s *settings) forget() time.Duration { return 10 * s.ttl }
+
+// prune is how often a process deletes a breaker's dead reports and renews
+// its sets' expiry: far inside forget, so that the sets of a live fleet
+// never expire.
+func (s *settings) prune() time.Duration { return 3 * s.ttl }
+
 // timeout is how long one round may wait on Redis.
 func (s *settings) timeout() time.Duration { return s.refresh / 2 }
 

@@ -50,41 +50,11 @@ func TestNeed(t *testing.T) {
 	assert.Equal(t, 7, s.need(3))
 }
 
-func TestCount(t *testing.T) {
-	now := time.UnixMilli(1_000_000)
-	s := settings{ttl: 3 * time.Second, fraction: DefaultFraction}
-	at := func(state byte, ago time.Duration) string { return report{state: state, at: now.Add(-ago)}.encode() }
-	v := s.count(map[string]string{
-		"a": at(reportOpen, 0),
-		"b": at(reportOpen, 3*time.Second),                  // just in time
-		"c": at(reportOpen, 3*time.Second+time.Millisecond), // stale: not seen
-		"d": at(reportFollowing, time.Second),               // seen, not open
-		"e": at(reportClosed, -time.Second),                 // a clock ahead of ours
-		"f": at(reportOpen, time.Hour),                      // dead: forgotten
-		"g": "garbage",
-	}, now)
-	assert.Equal(t, 4, v.seen)
-	assert.Equal(t, 2, v.open)
-	assert.Equal(t, 3, v.need)
-	assert.False(t, v.quorum())
-	assert.ElementsMatch(t, []string{"f", "g"}, v.expired)
-}
-
-func TestReportRoundTrip(t *testing.T) {
-	r := report{state: reportFollowing, at: time.UnixMilli(1764586800000)}
-	got, ok := decode(r.encode())
-	require.True(t, ok)
-	assert.Equal(t, r.state, got.state)
-	assert.True(t, r.at.Equal(got.at))
-	for _, bad := range []string{"", "o", "x:1", "o:", "o:x", "o1"} {
-		_, ok := decode(bad)
-		assert.False(t, ok, "%q", bad)
-	}
-}
-
 func TestKeysShareAHashTag(t *testing.T) {
 	k := keysOf("shop", "payments")
-	assert.Equal(t, "pipeline:fleet:{4:shop:payments}:states", k.states)
+	assert.Equal(t, "pipeline:fleet:{4:shop:payments}:seen", k.seen)
+	assert.Equal(t, "pipeline:fleet:{4:shop:payments}:open", k.open)
+	assert.Equal(t, "pipeline:fleet:{4:shop:payments}:following", k.following)
 	assert.Equal(t, "pipeline:fleet:{4:shop:payments}:control", k.control)
 }
 

@@ -61,8 +61,9 @@ type watch struct {
 
 	// The fields below are owned by whichever goroutine runs the watch's
 	// rounds: the caller of Watch until ready is set, then the loop.
-	member  quorum.Member // the break the fleet forced last, and whether its isolation is applied
-	expired []string      // dead processes to delete from the hash next round
+	member    quorum.Member // the break the fleet forced last, and whether its isolation is applied
+	published byte          // the state of the latest report Redis took, 0 if unknown
+	pruned    time.Time     // when this process last pruned the breaker's reports
 }
 
 // New builds a Fleet from cfg and starts its goroutine; it refuses an
@@ -157,7 +158,9 @@ func (f *Fleet) forget(ws []*watch) {
 	defer cancel()
 	pipe := f.s.redis.Pipeline()
 	for _, w := range ws {
-		pipe.HDel(ctx, w.keys.states, f.s.process)
+		for _, k := range []string{w.keys.seen, w.keys.open, w.keys.following} {
+			pipe.ZRem(ctx, k, f.s.process)
+		}
 	}
 	_, _ = pipe.Exec(ctx) // best effort: the reports expire after TTL anyway
 }

@@ -161,22 +161,39 @@ func rounds(t *testing.T, n int64, ps ...*proc) {
 	}, wait, tick)
 }
 
-// reports waits until the fleet's hash for dep holds want reports of state.
+// reports waits until the fleet's summary of dep holds want reports of
+// state, however old.
 func reports(t *testing.T, rdb *redis.Client, ns string, state byte, want int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		fields, err := rdb.HGetAll(context.Background(), keysOf(ns, dep).states).Result()
-		if err != nil {
-			return false
-		}
-		n := 0
-		for _, v := range fields {
-			if r, ok := decode(v); ok && r.state == state {
-				n++
-			}
-		}
-		return n == want
+		n, err := members(rdb, keysOf(ns, dep), state)
+		return err == nil && n == want
 	}, wait, tick)
+}
+
+// members counts the processes whose latest report of the breaker whose
+// keys are k is of state, however old.
+func members(rdb *redis.Client, k keys, state byte) (int, error) {
+	ctx := context.Background()
+	seen, err := rdb.ZCard(ctx, k.seen).Result()
+	if err != nil {
+		return 0, err
+	}
+	open, err := rdb.ZCard(ctx, k.open).Result()
+	if err != nil {
+		return 0, err
+	}
+	following, err := rdb.ZCard(ctx, k.following).Result()
+	if err != nil {
+		return 0, err
+	}
+	switch state {
+	case reportOpen:
+		return int(open), nil
+	case reportFollowing:
+		return int(following), nil
+	}
+	return int(seen - open - following), nil
 }
 
 // server is a redis-server of the test's own, to stop and start.

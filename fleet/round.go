@@ -40,11 +40,16 @@ func (f *Fleet) ready() []*watch {
 	return ws
 }
 
-// round publishes this process's report of each of ws (when publish is set),
-// reads the fleet's view of each in the same pipeline, and applies it. Every
-// command names one key, so the pipeline works on Redis Cluster. The round
-// waits on Redis for at most half of Config.Refresh; when it fails, it
-// applies nothing and raises Degraded (once per outage).
+// round publishes this process's report of each of ws (when publish is set)
+// and reads each one's summary in the same pipeline, by summaryScript or by
+// the plain commands of the usual round (see queued), and applies them.
+// Every command and script names only keys of its breaker's hash tag, so
+// the pipeline works on Redis Cluster. The script goes by EVALSHA; if a
+// Redis does not have it (restarted, failed over, flushed), the round is
+// sent again with EVAL, which caches it: the reports published twice have
+// the same scores, so nothing changes twice. The round waits on Redis for
+// at most half of Config.Refresh in all; when it fails, it applies nothing
+// and raises Degraded (once per outage).
 func (f *Fleet) round(ws []*watch, publish bool) {
 	if len(ws) == 0 {
 		return
@@ -52,35 +57,50 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 	ctx, cancel := context.WithTimeout(f.ctx, f.s.timeout())
 	defer cancel()
 	now := f.s.clock.Now()
-	type reads struct {
-		states  *redis.MapStringStringCmd
-		control *redis.StringCmd
-	}
-	rs := make([]reads, len(ws))
-	pipe := f.s.redis.Pipeline()
+	ps := make([]publication, len(ws))
 	for i, w := range ws {
+		ps[i] = publication{process: f.s.process, now: now}
 		if publish {
-			pipe.HSet(ctx, w.keys.states, f.s.process, report{state: w.report(), at: now}.encode())
-			pipe.PExpire(ctx, w.keys.states, 10*f.s.ttl)
-			if len(w.expired) > 0 {
-				pipe.HDel(ctx, w.keys.states, w.expired...)
-				w.expired = nil
-			}
+			ps[i].state = w.report()
+			ps[i].changed = ps[i].state != w.published
+			ps[i].prune = now.Sub(w.pruned) >= f.s.prune() || now.Before(w.pruned)
 		}
-		rs[i] = reads{pipe.HGetAll(ctx, w.keys.states), pipe.Get(ctx, w.keys.control)}
 	}
-	cmds, err := pipe.Exec(ctx)
-	if errors.Is(err, redis.Nil) { // an absent control key is no failure
-		err = nil
-		for _, c := range cmds {
-			if e := c.Err(); e != nil && !errors.Is(e, redis.Nil) {
-				err = e
-				break
-			}
+	qs := make([]queued, len(ws))
+	send := func(eval bool) ([]redis.Cmder, error) {
+		pipe := f.s.redis.Pipeline()
+		for i, w := range ws {
+			qs[i] = f.s.queue(ctx, pipe, w.keys, ps[i], eval)
 		}
+		return pipe.Exec(ctx)
+	}
+	cmds, err := send(false)
+	if noScript(cmds) {
+		_, err = send(true)
 	}
 	if f.ctx.Err() != nil { // closing: not an outage
 		return
+	}
+	if errors.Is(err, redis.Nil) { // an absent control key; the commands' other errors are read below
+		err = nil
+	}
+	cs := make([]counts, len(ws))
+	for i, w := range ws {
+		c, kept, e := qs[i].result()
+		cs[i] = c
+		if err == nil {
+			err = e
+		}
+		if !publish {
+			continue
+		}
+		w.published = 0 // unknown: the next round sends the script
+		if kept {
+			w.published = ps[i].state
+		}
+		if kept && qs[i].script != nil && ps[i].prune {
+			w.pruned = now
+		}
 	}
 	f.reached(err, now)
 	if err != nil {
@@ -90,10 +110,7 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 		if w.gone.Load() {
 			continue
 		}
-		v := f.s.count(rs[i].states.Val(), now)
-		v.isolated = rs[i].control.Val() == isolateValue
-		w.expired = v.expired
-		f.apply(w, v, now)
+		f.apply(w, f.s.viewOf(cs[i]), now)
 	}
 }
 

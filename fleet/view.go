@@ -7,80 +7,67 @@ import (
 	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 )
 
-// A report is what one process says of one breaker: its state, as one
-// letter, and when it said it, in Unix milliseconds of its clock. It is
-// stored as the field of the process in the breaker's hash, "o:1764586800000".
-type report struct {
-	state byte
-	at    time.Time
-}
-
-// The states a process reports (see package quorum, which decides them).
+// The states a process reports (see package quorum, which decides them). A
+// report is one of them and the time it was written, in Unix milliseconds
+// of its process's clock: the process's score in that state's sorted set
+// (see summaryScript).
 const (
 	reportOpen      = quorum.Open
 	reportClosed    = quorum.Closed
 	reportFollowing = quorum.Following
 )
 
-func (r report) encode() string {
-	return string(r.state) + ":" + strconv.FormatInt(r.at.UnixMilli(), 10)
-}
-
-func decode(s string) (report, bool) {
-	if len(s) < 3 || s[1] != ':' {
-		return report{}, false
-	}
-	switch s[0] {
-	case reportOpen, reportClosed, reportFollowing:
-	default:
-		return report{}, false
-	}
-	ms, err := strconv.ParseInt(s[2:], 10, 64)
-	if err != nil {
-		return report{}, false
-	}
-	return report{state: s[0], at: time.UnixMilli(ms)}, true
-}
-
 // view is one breaker's fleet as read from Redis.
 type view struct {
 	seen, open, need int
-	isolated         bool     // the fleet-wide isolation switch is set
-	expired          []string // processes whose reports are long dead
+	isolated         bool // the fleet-wide isolation switch is set
 }
 
 // quorum reports whether enough processes report the dependency open.
 func (v view) quorum() bool { return quorum.Reached(v.open, v.need) }
 
-// count reads the fields of a breaker's hash at now: a report counts when it
-// is at most ttl old (or from the future, a peer's clock ahead of ours).
-// Reports older than forget are listed in expired, for deletion.
-func (s *settings) count(fields map[string]string, now time.Time) view {
-	var v view
-	var t quorum.Tally
-	forget := 10 * s.ttl
-	for process, value := range fields {
-		r, ok := decode(value)
-		if age := now.Sub(r.at); !ok || age > forget {
-			v.expired = append(v.expired, process)
-		} else {
-			t.Add(r.state, age, s.ttl)
-		}
-	}
-	v.seen, v.open, v.need = t.Seen, t.Open, s.need(t.Seen)
-	return v
+// viewOf is the view of a breaker's summary: every report counted is seen,
+// the open ones are open, and the quorum is s.need of those seen.
+func (s *settings) viewOf(c counts) view {
+	return view{seen: c.seen, open: c.open, need: s.need(c.seen), isolated: c.isolated}
 }
 
-// keys are the two keys of one breaker. They share the hash tag of
+// window is what a summary read at a given time counts and forgets, in Unix
+// milliseconds: the reports written at or after from, at most ttl old (or
+// from the future, a peer's clock ahead of ours), count, as quorum.Tally
+// counts them; those written before forget, more than 10 × ttl old, are
+// dead, and deleted by the next publication that prunes.
+type window struct {
+	from, forget int64
+}
+
+func (s *settings) window(now time.Time) window {
+	return window{from: ceilMilli(now.Add(-s.ttl)), forget: ceilMilli(now.Add(-s.forget()))}
+}
+
+// ceilMilli is t in Unix milliseconds, rounded up: a report written at ms
+// milliseconds is at or after t exactly when ms >= ceilMilli(t).
+func ceilMilli(t time.Time) int64 {
+	ms := t.UnixMilli() // rounded down, before the epoch too
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
+}
+
+// keys are the keys of one breaker. They share the hash tag of
 // hashTag(namespace, name), so Redis Cluster keeps them in one slot.
 type keys struct {
-	states  string // hash: process -> report
-	control string // string: "isolate" while the fleet-wide isolation is set
+	// sorted sets of processes, each scored by the time of its latest report
+	seen      string // every process
+	open      string // those whose latest report is open
+	following string // those whose latest report is following
+	control   string // string: "isolate" while the fleet-wide isolation is set
 }
 
 func keysOf(namespace, name string) keys {
 	tag := "pipeline:fleet:" + hashTag(namespace, name) + ":"
-	return keys{states: tag + "states", control: tag + "control"}
+	return keys{seen: tag + "seen", open: tag + "open", following: tag + "following", control: tag + "control"}
 }
 
 // hashTag is the hash tag of name in namespace, {len(namespace):namespace:name}:

@@ -1,9 +1,11 @@
 // Package quorum is the fleet's decision with Redis taken out: what a process
 // reports of its breaker, when the reports of the processes seen make a
 // quorum, and how a process's breaker follows one. Package fleet applies it
-// to the reports it reads from Redis; the fleet's simulation
-// (fleet/simulate) applies the same code to reports it keeps in memory, on
-// virtual time, so that what it measures is what the fleet does.
+// to what it reads from Redis, where its summary script counts the reports
+// by Tally's rule (its TestSummaryAgreesWithTally checks they agree); the
+// fleet's simulation (fleet/simulate) applies the same code to reports it
+// keeps in memory, on virtual time, so that what it measures is what the
+// fleet does.
 //
 // The functions are pure, except Member.Follow, which acts on the breaker it
 // is given. A Member is not safe for concurrent use: it belongs to whoever
