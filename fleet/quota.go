@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/queue"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
@@ -75,15 +76,15 @@ type Quota struct {
 	// The calls waiting for a token, first come, first served (see
 	// quota_queue.go). mu guards the fields below it up to ready; queued
 	// is the queue's length, written under mu and read by Allow without it.
-	queued     atomic.Int64
-	mu         sync.Mutex
-	head, tail *waiter       // the queue, oldest first
-	spare      *waiter       // waiters not in use, each with its channel, linked by next
-	spares     int           // how many
-	bare       int           // waiters in the queue that have no channel yet
-	flush      bool          // ready must be closed: a waiter without a channel has news
-	ready      chan struct{} // closed, and replaced, by the loop to wake the waiters without a channel
-	tend       chan struct{} // one pending request for the loop to tend the queue
+	queued  atomic.Int64
+	mu      sync.Mutex
+	waiting queue.List[*waiter] // the queue, oldest first
+	spare   *waiter             // waiters not in use, each with its channel, linked by nextSpare
+	spares  int                 // how many
+	bare    int                 // waiters in the queue that have no channel yet
+	flush   bool                // ready must be closed: a waiter without a channel has news
+	ready   chan struct{}       // closed, and replaced, by the loop to wake the waiters without a channel
+	tend    chan struct{}       // one pending request for the loop to tend the queue
 
 	fetches atomic.Int64 // fetches made, for tests
 	given   atomic.Int64 // the tokens Close gave back, for tests

@@ -1,6 +1,10 @@
 package fleet
 
-import "time"
+import (
+	"time"
+
+	"github.com/resilience-go/pipeline/internal/queue"
+)
 
 // The queue of the calls waiting in QuotaGuard for a token, first come,
 // first served. A token that reaches the process goes to the oldest waiting
@@ -34,19 +38,23 @@ const maxSpares = 1024
 // waiter is one call waiting for a token. Its fields are guarded by the
 // quota's mu.
 type waiter struct {
-	wake       chan struct{} // buffered: a token was handed over, or the quota changed; nil until the quota's goroutine makes it
-	prev, next *waiter       // in the queue, or next among the spares
-	end        time.Time     // when its wait runs out, on the quota's clock as the call read it
-	granted    bool          // a token is this call's: it has left the queue
-	share      bool          // that token came from the local share
+	wake      chan struct{}        // buffered: a token was handed over, or the quota changed; nil until the quota's goroutine makes it
+	links     queue.Links[*waiter] // its place in the queue
+	nextSpare *waiter              // the next among the spares
+	end       time.Time            // when its wait runs out, on the quota's clock as the call read it
+	granted   bool                 // a token is this call's: it has left the queue
+	share     bool                 // that token came from the local share
 }
+
+// Links is w's place in the queue.
+func (w *waiter) Links() *queue.Links[*waiter] { return &w.links }
 
 // join appends a waiter for a call whose wait runs out at end to the queue,
 // and returns it. mu must be held.
 func (q *Quota) join(end time.Time) *waiter {
 	w := q.spare
 	if w != nil {
-		q.spare, w.next = w.next, nil
+		q.spare, w.nextSpare = w.nextSpare, nil
 		q.spares--
 	} else {
 		w = &waiter{}
@@ -54,30 +62,14 @@ func (q *Quota) join(end time.Time) *waiter {
 		q.askTend()
 	}
 	w.end = end
-	w.prev = q.tail
-	if q.tail != nil {
-		q.tail.next = w
-	} else {
-		q.head = w
-	}
-	q.tail = w
+	q.waiting.PushBack(w)
 	q.queued.Add(1)
 	return w
 }
 
 // unlink takes w out of the queue. mu must be held.
 func (q *Quota) unlink(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		q.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		q.tail = w.prev
-	}
-	w.prev, w.next = nil, nil
+	q.waiting.Remove(w)
 	if w.wake == nil {
 		q.bare--
 	}
@@ -94,7 +86,7 @@ func (q *Quota) serve(caller bool) time.Duration {
 	if q.closed.Load() {
 		return 0
 	}
-	for q.head != nil {
+	for q.waiting.Len() > 0 {
 		share := false
 		if !q.take() {
 			if !caller || !q.degraded.Load() {
@@ -106,7 +98,7 @@ func (q *Quota) serve(caller bool) time.Duration {
 			}
 			share = true
 		}
-		w := q.head
+		w, _ := q.waiting.Front()
 		q.unlink(w)
 		w.granted, w.share = true, share
 		q.signal(w)
@@ -121,7 +113,7 @@ func (q *Quota) serve(caller bool) time.Duration {
 func (q *Quota) handOn(w *waiter) {
 	share := w.share
 	q.release(w)
-	if next := q.head; next != nil && !q.closed.Load() {
+	if next, ok := q.waiting.Front(); ok && !q.closed.Load() {
 		q.unlink(next)
 		next.granted, next.share = true, share
 		q.signal(next)
@@ -150,7 +142,7 @@ func (q *Quota) release(w *waiter) {
 	case <-w.wake:
 	default:
 	}
-	*w = waiter{wake: w.wake, next: q.spare}
+	*w = waiter{wake: w.wake, nextSpare: q.spare}
 	q.spare = w
 	q.spares++
 }
@@ -193,7 +185,7 @@ func (q *Quota) tendLocked() {
 		return
 	}
 	if q.bare > 0 {
-		for w := q.head; w != nil; w = w.next {
+		for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
 			if w.wake == nil {
 				w.wake = make(chan struct{}, 1)
 			}
@@ -216,9 +208,9 @@ func (q *Quota) deposit(n int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.serve(false)
-	if q.head != nil {
+	if q.waiting.Len() > 0 {
 		hint := time.Duration(q.wait.Load())
-		for w := q.head; w != nil; w = w.next {
+		for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
 			if hint > q.s.clock.Until(w.end) {
 				q.signal(w)
 			}
@@ -233,7 +225,7 @@ func (q *Quota) deposit(n int64) {
 func (q *Quota) rouse() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for w := q.head; w != nil; w = w.next {
+	for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
 		q.signal(w)
 	}
 	q.flush = true
@@ -246,7 +238,7 @@ func (q *Quota) rouse() {
 func (q *Quota) shut() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for w := q.head; w != nil; w = w.next {
+	for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
 		if w.wake != nil {
 			select {
 			case w.wake <- struct{}{}:

@@ -21,7 +21,7 @@ import (
 // the tokens it got and, among the calls that waited, in the order they
 // arrived.
 type queueMachine struct {
-	h         *queue
+	h         *spentQuota
 	calls     []*call
 	waiting   []int // model: the calls in the queue, oldest first
 	admitted  []int // model: the calls that waited and got a token, in order

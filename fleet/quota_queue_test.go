@@ -13,22 +13,22 @@ import (
 	"github.com/resilience-go/pipeline"
 )
 
-// queue is a spent quota whose tokens come only when a test deposits them.
+// spentQuota is a spent quota whose tokens come only when a test deposits them.
 // Its Redis earns one token in 1,000 s and holds one, so it earns none
 // during a test; the one token it held is spent, and the fetch that spending
 // asked for found Redis empty, so the quota's goroutine pauses for 1,000 s
 // on a fake clock that only the test moves. A test hands tokens to the
 // process with deposit, the last step of every fetch, as a fetch would. Its
 // stage waits up to an hour.
-type queue struct {
+type spentQuota struct {
 	*client
 	clock *clockwork.FakeClock
 	pl    *pipeline.Pipeline[string]
 }
 
-func newQueue(t *testing.T) *queue {
+func newQueue(t *testing.T) *spentQuota {
 	t.Helper()
-	h := &queue{clock: clockwork.NewFakeClock()}
+	h := &spentQuota{clock: clockwork.NewFakeClock()}
 	h.client = newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 0.001, Burst: 1, Lease: 1,
 		Processes: 1, MaxWait: time.Hour, Clock: h.clock})
 	h.pl = pipeline.New(QuotaGuard[string](h.q))
@@ -46,7 +46,7 @@ type call struct {
 }
 
 // start starts a call with a context of its own, derived from parent.
-func (h *queue) start(parent context.Context) *call {
+func (h *spentQuota) start(parent context.Context) *call {
 	ctx, cancel := context.WithCancel(parent)
 	c := &call{cancel: cancel, done: make(chan error, 1)}
 	go func() {
@@ -58,7 +58,7 @@ func (h *queue) start(parent context.Context) *call {
 
 // arrive starts a call and returns once it waits in the queue, so that the
 // calls a test starts one after the other arrive in that order.
-func (h *queue) arrive(t require.TestingT, parent context.Context) *call {
+func (h *spentQuota) arrive(t require.TestingT, parent context.Context) *call {
 	n := h.q.queued.Load()
 	c := h.start(parent)
 	require.Eventually(t, func() bool { return h.q.queued.Load() == n+1 }, wait, 50*time.Microsecond, "the call waits")
@@ -104,7 +104,7 @@ func TestQuotaWaitingCallsAreServedInArrivalOrder(t *testing.T) {
 func TestQuotaAFetchServesTheOldestCallsFirst(t *testing.T) {
 	w := newWaiting(t, redisAddr(t), time.Hour) // a lease of 2, Redis empty, the loop paused for 200 s
 	w.spend(t)
-	h := &queue{client: w.client, clock: w.clock, pl: w.pl}
+	h := &spentQuota{client: w.client, clock: w.clock, pl: w.pl}
 	calls := make([]*call, 3)
 	for i := range calls {
 		calls[i] = h.arrive(t, context.Background())
@@ -217,7 +217,7 @@ func TestQuotaKeepsTheWaitersChannels(t *testing.T) {
 	require.Eventually(t, func() bool {
 		h.q.mu.Lock()
 		defer h.q.mu.Unlock()
-		return h.q.head.wake != nil
+		return front(h.q).wake != nil
 	}, wait, tick, "the quota's goroutine gives the call a channel")
 	h.q.deposit(1)
 	require.NoError(t, a.result(t))
@@ -228,7 +228,7 @@ func TestQuotaKeepsTheWaitersChannels(t *testing.T) {
 	b := h.arrive(t, context.Background())
 	h.q.mu.Lock()
 	assert.Zero(t, h.q.spares, "the next call took it")
-	assert.NotNil(t, h.q.head.wake)
+	assert.NotNil(t, front(h.q).wake)
 	assert.Zero(t, h.q.bare)
 	h.q.mu.Unlock()
 	h.q.deposit(1)
@@ -267,4 +267,10 @@ func TestQuotaAllowAllocatesNothing(t *testing.T) {
 	down := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 50, Processes: 1})
 	require.True(t, down.q.Degraded())
 	assert.Zero(t, testing.AllocsPerRun(100, func() { down.q.Allow() }), "on the local share")
+}
+
+// front is the first call waiting in q.
+func front(q *Quota) *waiter {
+	w, _ := q.waiting.Front()
+	return w
 }

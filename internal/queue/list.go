@@ -1,6 +1,6 @@
 // Package queue is the one doubly linked list of the library's queues (a
 // bulkhead's waiting calls, a registry's keys by age, a fleet quota's
-// waiting calls), and the queue by level built of it: each element embeds
+// waiting calls, in the fleet module), and the queue by level built of it: each element embeds
 // its Links, so pushing and removing allocate nothing, and removing an
 // element from the middle (a call that gave up) takes constant time.
 package queue
@@ -33,6 +33,14 @@ func (l *List[E]) Front() (E, bool) { return l.head, l.n > 0 }
 
 // Back is the newest element of l, and false if l is empty.
 func (l *List[E]) Back() (E, bool) { return l.tail, l.n > 0 }
+
+// Next is the element after e (toward the newest), and false if e is the
+// newest.
+func Next[E Elem[E]](e E) (E, bool) {
+	var zero E
+	n := e.Links().next
+	return n, n != zero
+}
 
 // Prev is the element before e (toward the oldest), and false if e is the
 // oldest.
