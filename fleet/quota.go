@@ -37,9 +37,11 @@ const QuotaKind = "quota"
 // the fleet's limit applies again.
 //
 // A call through [QuotaGuard] that finds no token may wait for one, up to
-// QuotaConfig.MaxWait, in a queue served first come, first served: a token
-// that reaches the process goes to the oldest waiting call, which alone is
-// woken, and a call arriving while others wait queues behind them. The
+// QuotaConfig.MaxWait, in a queue served by criticality level (Critical
+// first) and, within a level, first come, first served: a token that
+// reaches the process goes to the oldest waiting call of the highest level,
+// which alone is woken, and a call arriving while others wait queues
+// behind those of its level. The
 // calls admitted on the local share during an outage are charged to Redis
 // by the first fetch that reaches it again, up to the share's burst.
 //
@@ -73,18 +75,18 @@ type Quota struct {
 	// Owned by whichever goroutine fetches: NewQuota's caller, then the loop.
 	degradedAt time.Time
 
-	// The calls waiting for a token, first come, first served (see
+	// The calls waiting for a token, by level, first come, first served (see
 	// quota_queue.go). mu guards the fields below it up to ready; queued
 	// is the queue's length, written under mu and read by Allow without it.
 	queued  atomic.Int64
 	mu      sync.Mutex
-	waiting queue.List[*waiter] // the queue, oldest first
-	spare   *waiter             // waiters not in use, each with its channel, linked by nextSpare
-	spares  int                 // how many
-	bare    int                 // waiters in the queue that have no channel yet
-	flush   bool                // ready must be closed: a waiter without a channel has news
-	ready   chan struct{}       // closed, and replaced, by the loop to wake the waiters without a channel
-	tend    chan struct{}       // one pending request for the loop to tend the queue
+	waiting queue.Levels[*waiter] // the queue, by level, oldest first within one
+	spare   *waiter               // waiters not in use, each with its channel, linked by nextSpare
+	spares  int                   // how many
+	bare    int                   // waiters in the queue that have no channel yet
+	flush   bool                  // ready must be closed: a waiter without a channel has news
+	ready   chan struct{}         // closed, and replaced, by the loop to wake the waiters without a channel
+	tend    chan struct{}         // one pending request for the loop to tend the queue
 
 	fetches atomic.Int64 // fetches made, for tests
 	given   atomic.Int64 // the tokens Close gave back, for tests

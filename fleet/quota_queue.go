@@ -3,12 +3,14 @@ package fleet
 import (
 	"time"
 
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/queue"
 )
 
-// The queue of the calls waiting in QuotaGuard for a token, first come,
-// first served. A token that reaches the process goes to the oldest waiting
-// call (serve), and a call that arrives while others wait goes behind them:
+// The queue of the calls waiting in QuotaGuard for a token, by criticality
+// level and, within a level, first come, first served. A token that reaches
+// the process goes to the oldest waiting call of the highest level (serve),
+// and a call that arrives while others wait goes behind those of its level:
 // Allow refuses it, and a call that may wait joins the queue's tail, even if
 // the lease holds tokens at that instant (a fetch has added them and not yet
 // handed them out: they are the waiting calls'). A call whose context ends
@@ -42,6 +44,7 @@ type waiter struct {
 	links     queue.Links[*waiter] // its place in the queue
 	nextSpare *waiter              // the next among the spares
 	end       time.Time            // when its wait runs out, on the quota's clock as the call read it
+	level     criticality.Level    // its call's: the queue serves higher levels first
 	granted   bool                 // a token is this call's: it has left the queue
 	share     bool                 // that token came from the local share
 }
@@ -49,9 +52,10 @@ type waiter struct {
 // Links is w's place in the queue.
 func (w *waiter) Links() *queue.Links[*waiter] { return &w.links }
 
-// join appends a waiter for a call whose wait runs out at end to the queue,
-// and returns it. mu must be held.
-func (q *Quota) join(end time.Time) *waiter {
+// join appends a waiter for a call of level l whose wait runs out at end to
+// the queue, behind the calls of its level, and returns it. mu must be
+// held.
+func (q *Quota) join(end time.Time, l criticality.Level) *waiter {
 	w := q.spare
 	if w != nil {
 		q.spare, w.nextSpare = w.nextSpare, nil
@@ -61,15 +65,15 @@ func (q *Quota) join(end time.Time) *waiter {
 		q.bare++
 		q.askTend()
 	}
-	w.end = end
-	q.waiting.PushBack(w)
+	w.end, w.level = end, l
+	q.waiting.Push(l, w)
 	q.queued.Add(1)
 	return w
 }
 
 // unlink takes w out of the queue. mu must be held.
 func (q *Quota) unlink(w *waiter) {
-	q.waiting.Remove(w)
+	q.waiting.Remove(w.level, w)
 	if w.wake == nil {
 		q.bare--
 	}
@@ -98,7 +102,7 @@ func (q *Quota) serve(caller bool) time.Duration {
 			}
 			share = true
 		}
-		w, _ := q.waiting.Front()
+		w, _, _ := q.waiting.Front()
 		q.unlink(w)
 		w.granted, w.share = true, share
 		q.signal(w)
@@ -113,7 +117,7 @@ func (q *Quota) serve(caller bool) time.Duration {
 func (q *Quota) handOn(w *waiter) {
 	share := w.share
 	q.release(w)
-	if next, ok := q.waiting.Front(); ok && !q.closed.Load() {
+	if next, _, ok := q.waiting.Front(); ok && !q.closed.Load() {
 		q.unlink(next)
 		next.granted, next.share = true, share
 		q.signal(next)
@@ -185,7 +189,7 @@ func (q *Quota) tendLocked() {
 		return
 	}
 	if q.bare > 0 {
-		for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
+		for w := range q.waiting.All() {
 			if w.wake == nil {
 				w.wake = make(chan struct{}, 1)
 			}
@@ -210,7 +214,7 @@ func (q *Quota) deposit(n int64) {
 	q.serve(false)
 	if q.waiting.Len() > 0 {
 		hint := time.Duration(q.wait.Load())
-		for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
+		for w := range q.waiting.All() {
 			if hint > q.s.clock.Until(w.end) {
 				q.signal(w)
 			}
@@ -225,7 +229,7 @@ func (q *Quota) deposit(n int64) {
 func (q *Quota) rouse() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
+	for w := range q.waiting.All() {
 		q.signal(w)
 	}
 	q.flush = true
@@ -238,7 +242,7 @@ func (q *Quota) rouse() {
 func (q *Quota) shut() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for w, ok := q.waiting.Front(); ok; w, ok = queue.Next(w) {
+	for w := range q.waiting.All() {
 		if w.wake != nil {
 			select {
 			case w.wake <- struct{}{}:

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // spentQuota is a spent quota whose tokens come only when a test deposits them.
@@ -96,6 +97,22 @@ func TestQuotaWaitingCallsAreServedInArrivalOrder(t *testing.T) {
 		}
 	}
 	assert.Zero(t, h.q.tokens.Load(), "every token went to a call")
+}
+
+// Calls of a higher criticality level are served first: a Critical call
+// that arrives after Sheddable and Default ones gets the first token, then
+// the Default one, then the Sheddable one; within a level, the oldest.
+func TestQuotaServesHigherLevelsFirst(t *testing.T) {
+	h := newQueue(t)
+	at := func(l criticality.Level) context.Context { return criticality.With(context.Background(), l) }
+	shed := h.arrive(t, at(criticality.Sheddable))
+	def := h.arrive(t, context.Background())
+	crit := h.arrive(t, at(criticality.Critical))
+	for _, c := range []*call{crit, def, shed} {
+		h.q.deposit(1)
+		require.NoError(t, c.result(t))
+	}
+	assert.Zero(t, h.q.queued.Load())
 }
 
 // A fetch that brings two tokens while three calls wait serves the two
@@ -271,6 +288,6 @@ func TestQuotaAllowAllocatesNothing(t *testing.T) {
 
 // front is the first call waiting in q.
 func front(q *Quota) *waiter {
-	w, _ := q.waiting.Front()
+	w, _, _ := q.waiting.Front()
 	return w
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // QuotaWaited reports that a call through [QuotaGuard] found no token,
@@ -53,12 +54,13 @@ func (q *Quota) await(ctx context.Context, limit time.Duration) (wait time.Durat
 	timeout := clock.NewTimer(limit)
 	defer timeout.Stop()
 	end := clock.Now().Add(limit)
+	level := criticality.From(ctx) // read before the lock: ctx.Value may be the caller's code
 	q.mu.Lock()
 	if q.closed.Load() {
 		q.mu.Unlock()
 		return time.Duration(q.wait.Load()), false
 	}
-	w := q.join(end)
+	w := q.join(end, level)
 	for {
 		// The call is in the queue, or was handed a token; mu is held.
 		wait = q.serve(true)

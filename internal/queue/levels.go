@@ -1,6 +1,10 @@
 package queue
 
-import "github.com/resilience-go/pipeline/criticality"
+import (
+	"iter"
+
+	"github.com/resilience-go/pipeline/criticality"
+)
 
 // Levels is a queue by criticality: one List per level, served from the
 // highest level down and, within a level, oldest first. The zero Levels is
@@ -18,6 +22,20 @@ func (q *Levels[E]) Len() int { return q.n }
 func (q *Levels[E]) Push(l criticality.Level, e E) {
 	q.lists[index(l)].PushBack(e)
 	q.n++
+}
+
+// All is every element of q, in the order q serves them, for an owner that
+// changes nothing of q while it iterates.
+func (q *Levels[E]) All() iter.Seq[E] {
+	return func(yield func(E) bool) {
+		for i := len(q.lists) - 1; i >= 0; i-- {
+			for e, ok := q.lists[i].Front(); ok; e, ok = Next(e) {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Remove takes e, which Push added at level l, out of q.
