@@ -2,12 +2,12 @@ package pipelinegrpc
 
 import (
 	"context"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/carry"
 )
 
 // The metadata keys that carry an RPC's criticality from a [Client] to the
@@ -49,7 +49,7 @@ func (c *Client) carry(ctx context.Context, target string) context.Context {
 		kv[0], kv[1] = CriticalityKey, l.String()
 		n = 2
 	}
-	if tenant != "" && printable(tenant) && metadata.ValueFromOutgoingContext(ctx, TenantKey) == nil {
+	if tenant != "" && carry.Printable(tenant) && metadata.ValueFromOutgoingContext(ctx, TenantKey) == nil {
 		kv[n], kv[n+1] = TenantKey, tenant
 		n += 2
 	}
@@ -90,7 +90,7 @@ func Criticality(decide func(ctx context.Context, method string, claimed critica
 func claim(ctx context.Context, method string, decide func(context.Context, string, criticality.Level, bool) criticality.Level) context.Context {
 	in := ctx
 	if _, ok := criticality.Marked(in); !ok {
-		claimed, ok := parseLevel(first(metadata.ValueFromIncomingContext(in, CriticalityKey)))
+		claimed, ok := carry.Level(metadata.ValueFromIncomingContext(in, CriticalityKey))
 		l := claimed
 		if decide != nil {
 			l = decide(in, method, claimed, ok)
@@ -100,48 +100,9 @@ func claim(ctx context.Context, method string, decide func(context.Context, stri
 		}
 	}
 	if criticality.Tenant(ctx) == "" {
-		if t := tenant(first(metadata.ValueFromIncomingContext(in, TenantKey))); t != "" {
+		if t := carry.Tenant(metadata.ValueFromIncomingContext(in, TenantKey)); t != "" {
 			ctx = criticality.WithTenant(ctx, t)
 		}
 	}
 	return ctx
-}
-
-// first is the first of a key's values, or "" for none.
-func first(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
-}
-
-// parseLevel reads a level's value: the first element of a list (the key
-// sent twice and joined by a proxy), spaces around it ignored. Anything but
-// a level's name is no level.
-func parseLevel(v string) (criticality.Level, bool) {
-	if i := strings.IndexByte(v, ','); i >= 0 {
-		v = v[:i]
-	}
-	return criticality.Parse(strings.TrimSpace(v))
-}
-
-// tenant reads a tenant's value: its first criticality.MaxTenant bytes, if
-// they are printable ASCII; "" (no tenant) otherwise.
-func tenant(v string) string {
-	v = v[:min(len(v), criticality.MaxTenant)]
-	if !printable(v) {
-		return ""
-	}
-	return v
-}
-
-// printable reports whether s is printable ASCII, as gRPC metadata values
-// must be.
-func printable(s string) bool {
-	for i := range len(s) {
-		if s[i] < ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
 }

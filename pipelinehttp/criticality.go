@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/carry"
 )
 
 // The request headers that carry a call's criticality from a [Transport] to
@@ -31,7 +32,7 @@ func criticalityHeader(req *http.Request) http.Header {
 	l, marked := criticality.Marked(ctx)
 	tenant := criticality.Tenant(ctx)
 	level := marked && !present(req.Header, CriticalityHeader)
-	who := tenant != "" && printable(tenant) && !present(req.Header, TenantHeader)
+	who := tenant != "" && carry.Printable(tenant) && !present(req.Header, TenantHeader)
 	if !level && !who {
 		return nil
 	}
@@ -53,15 +54,4 @@ func criticalityHeader(req *http.Request) http.Header {
 func present(h http.Header, key string) bool {
 	_, ok := h[key]
 	return ok
-}
-
-// printable reports whether s is printable ASCII, as every header value and
-// gRPC metadata value may carry.
-func printable(s string) bool {
-	for i := range len(s) {
-		if s[i] < ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
 }

@@ -3,9 +3,9 @@ package shed
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/carry"
 	"github.com/resilience-go/pipeline/pipelinehttp"
 )
 
@@ -37,7 +37,7 @@ func Criticality(next http.Handler, decide func(r *http.Request, claimed critica
 func claim(r *http.Request, decide func(*http.Request, criticality.Level, bool) criticality.Level) context.Context {
 	ctx := r.Context()
 	if _, ok := criticality.Marked(ctx); !ok {
-		claimed, ok := parseLevel(first(r.Header[pipelinehttp.CriticalityHeader]))
+		claimed, ok := carry.Level(r.Header[pipelinehttp.CriticalityHeader])
 		l := claimed
 		if decide != nil {
 			l = decide(r, claimed, ok)
@@ -47,39 +47,9 @@ func claim(r *http.Request, decide func(*http.Request, criticality.Level, bool) 
 		}
 	}
 	if criticality.Tenant(ctx) == "" {
-		if t := tenant(first(r.Header[pipelinehttp.TenantHeader])); t != "" {
+		if t := carry.Tenant(r.Header[pipelinehttp.TenantHeader]); t != "" {
 			ctx = criticality.WithTenant(ctx, t)
 		}
 	}
 	return ctx
-}
-
-// first is the first of a header's values, or "" for none.
-func first(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
-}
-
-// parseLevel reads a level header's value: the first element of a list
-// (the header sent twice and joined by a proxy), spaces around it ignored.
-// Anything but a level's name is no level.
-func parseLevel(v string) (criticality.Level, bool) {
-	if i := strings.IndexByte(v, ','); i >= 0 {
-		v = v[:i]
-	}
-	return criticality.Parse(strings.TrimSpace(v))
-}
-
-// tenant reads a tenant header's value: its first criticality.MaxTenant
-// bytes, if they are printable ASCII; "" (no tenant) otherwise.
-func tenant(v string) string {
-	v = v[:min(len(v), criticality.MaxTenant)]
-	for i := range len(v) {
-		if v[i] < ' ' || v[i] > '~' {
-			return ""
-		}
-	}
-	return v
 }
