@@ -49,3 +49,13 @@ func TestAHigherLevelIsAdmittedWheneverALowerOneIs(t *testing.T) {
 		}
 	}
 }
+
+func TestWithABurstOfOneEveryLevelTakesTheToken(t *testing.T) {
+	l, err := ratelimit.New(ratelimit.Config{Rate: 1, Burst: 1, Clock: clockwork.NewFakeClock()})
+	require.NoError(t, err)
+	p := pipeline.New[int](ratelimit.Guard[int](l))
+	_, err = p.Execute(criticality.With(context.Background(), criticality.Sheddable), func(context.Context) (int, error) { return 1, nil })
+	assert.NoError(t, err, "the one token, whatever the level")
+	_, err = p.Execute(criticality.With(context.Background(), criticality.Critical), func(context.Context) (int, error) { return 1, nil })
+	assert.ErrorIs(t, err, pipeline.ErrRateLimited)
+}

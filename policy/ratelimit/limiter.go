@@ -46,6 +46,7 @@ type Limiter struct {
 	// level: (Shares.Cap(level, burst)-1) × interval, (burst-1) × interval
 	// for Critical.
 	tolerances [criticality.Levels]int64
+	levelled   bool // the tolerances differ, so a call's level matters
 	maxWait    time.Duration
 	clock      clockwork.Clock // nil for real time; times the waits
 	elapsed    clock.Elapsed   // reads clock; times are nanoseconds since its epoch
@@ -75,6 +76,7 @@ func New(cfg Config) (*Limiter, error) {
 	for i := range l.tolerances {
 		l.tolerances[i] = int64(cfg.Shares.Cap(criticality.Level(i+1), l.burst)-1) * l.interval
 	}
+	l.levelled = l.tolerances[0] != l.tolerances[criticality.Levels-1]
 	l.elapsed.Clock = cfg.Clock
 	l.elapsed.Start()
 	return l, nil

@@ -57,7 +57,11 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 			limit = max(min(limit, time.Until(deadline)), 0)
 		}
 	}
-	wait, res, ok := p.l.reserve(limit, criticality.From(ctx))
+	level := criticality.Default
+	if p.l.levelled { // the level changes something: read it
+		level = criticality.From(ctx)
+	}
+	wait, res, ok := p.l.reserve(limit, level)
 	if !ok {
 		return next.Refuse(ctx, p.l.sharedRefusal(wait))
 	}
