@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -176,10 +177,30 @@ func (s *settings) need(seen int) int { return quorum.Need(seen, s.quorum, s.fra
 // and the expiry of a breaker's sets after their latest renewal.
 func (s *settings) forget() time.Duration { return 10 * s.ttl }
 
-// prune is how often a process deletes a breaker's dead reports and renews
-// its sets' expiry: far inside forget, so that the sets of a live fleet
-// never expire.
-func (s *settings) prune() time.Duration { return 3 * s.ttl }
+// pruners is how many processes of a breaker's fleet prune its reports
+// every prune interval, on average, whatever the fleet's size.
+const pruners = 8
+
+// pruneAfter is how long a process waits, after it pruned a breaker's dead
+// reports and renewed its sets' expiry, before it does so again, in a fleet
+// where seen processes report it: 3 × TTL times seen/pruners (at least
+// 3 × TTL), drawn from a uniform spread of ±50% so that the processes'
+// turns interleave. The fleet as a whole prunes each breaker about pruners
+// times every 3 × TTL: with a fixed interval, every process would run the
+// script for it, and in a fleet of 400 those runs were a fifth of Redis's
+// work. The chance that no process of a large fleet prunes within forget,
+// so that the sets expire, is about e^-26 per window (a Poisson gap of
+// 10 × TTL at a rate of 8 per 3 × TTL); a set that expires anyway costs one
+// round, since a ZADD XX that finds no member sends the script, which adds
+// it back. With fewer than pruners processes, each prunes within
+// 4.5 × TTL, far inside forget.
+func (s *settings) pruneAfter(seen int) time.Duration {
+	d := 3 * s.ttl
+	if seen > pruners {
+		d = d * time.Duration(seen) / pruners
+	}
+	return d/2 + rand.N(d)
+}
 
 // timeout is how long one round may wait on Redis.
 func (s *settings) timeout() time.Duration { return s.refresh / 2 }

@@ -75,3 +75,31 @@ func TestKeysAreUnambiguous(t *testing.T) {
 		fleets[k], quotas[q] = p, p
 	}
 }
+
+// TestPruneAfterKeepsTheFleetsPruningsConstant checks the prune interval's
+// bounds: within ±50% of 3 × TTL for a fleet of up to pruners processes, so
+// far inside forget, and growing with the fleet beyond, so that the fleet as
+// a whole prunes about pruners times every 3 × TTL.
+func TestPruneAfterKeepsTheFleetsPruningsConstant(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	s, err := Config{Redis: rdb}.settings()
+	require.NoError(t, err)
+	base := 3 * s.ttl
+	for _, seen := range []int{0, 1, pruners, 50, 400, 5000} {
+		scale := max(1, float64(seen)/pruners)
+		var sum time.Duration
+		const draws = 2000
+		for range draws {
+			d := s.pruneAfter(seen)
+			require.GreaterOrEqual(t, float64(d), 0.5*scale*float64(base), "seen %d", seen)
+			require.Less(t, float64(d), 1.5*scale*float64(base), "seen %d", seen)
+			sum += d
+		}
+		rate := float64(seen) * draws * float64(base) / float64(sum) // prunings of the fleet every 3 × TTL
+		if seen > pruners {
+			assert.InDelta(t, pruners, rate, 0.5, "seen %d", seen)
+		}
+	}
+	assert.Less(t, 1.5*float64(base), float64(s.forget()), "a fleet of up to pruners processes prunes within forget")
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -64,6 +66,8 @@ type watch struct {
 	member    quorum.Member // the break the fleet forced last, and whether its isolation is applied
 	published byte          // the state of the latest report Redis took, 0 if unknown
 	pruned    time.Time     // when this process last pruned the breaker's reports
+	pruneIn   time.Duration // how long after pruned it prunes again (see settings.pruneAfter)
+	quiet     bool          // the latest round read no open report and no isolation (see queued)
 }
 
 // New builds a Fleet from cfg and starts its goroutine; it refuses an
@@ -194,7 +198,13 @@ func (f *Fleet) Isolate(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := f.s.redis.Set(ctx, keysOf(f.s.namespace, name).control, isolateValue, 0).Err(); err != nil {
+	k := keysOf(f.s.namespace, name)
+	_, err := f.s.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, k.control, isolateValue, 0)
+		p.ZAdd(ctx, k.open, redis.Z{Score: math.Inf(1), Member: marker})
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("fleet: Isolate %q: %w", name, err)
 	}
 	return nil
@@ -207,7 +217,13 @@ func (f *Fleet) Reset(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := f.s.redis.Del(ctx, keysOf(f.s.namespace, name).control).Err(); err != nil {
+	k := keysOf(f.s.namespace, name)
+	_, err := f.s.redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k.control)
+		p.ZRem(ctx, k.open, marker)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("fleet: Reset %q: %w", name, err)
 	}
 	return nil

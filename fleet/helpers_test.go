@@ -104,8 +104,18 @@ const slowRefresh = time.Second
 // startWith starts a process as start does, with the given Refresh.
 func startWith(t *testing.T, addr, ns, id string, refresh time.Duration) *proc {
 	t.Helper()
+	return startHooked(t, addr, ns, id, refresh, nil)
+}
+
+// startHooked starts a process as startWith does, its Redis client with
+// hook when it is not nil.
+func startHooked(t *testing.T, addr, ns, id string, refresh time.Duration, hook redis.Hook) *proc {
+	t.Helper()
 	p := &proc{id: id, clock: clockwork.NewFakeClock(), events: &recorder{}}
 	p.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	if hook != nil {
+		p.rdb.AddHook(hook)
+	}
 	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 3, BreakJitter: breaker.JitterNone, Clock: p.clock})
 	require.NoError(t, err)
 	p.b = b
@@ -179,7 +189,7 @@ func members(rdb *redis.Client, k keys, state byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	open, err := rdb.ZCard(ctx, k.open).Result()
+	open, err := rdb.ZCount(ctx, k.open, "-inf", "(+inf").Result() // not the isolation marker
 	if err != nil {
 		return 0, err
 	}

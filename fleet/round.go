@@ -63,14 +63,14 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 		if publish {
 			ps[i].state = w.report()
 			ps[i].changed = ps[i].state != w.published
-			ps[i].prune = now.Sub(w.pruned) >= f.s.prune() || now.Before(w.pruned)
+			ps[i].prune = now.Sub(w.pruned) >= w.pruneIn || now.Before(w.pruned)
 		}
 	}
 	qs := make([]queued, len(ws))
 	send := func(eval bool) ([]redis.Cmder, error) {
 		pipe := f.s.redis.Pipeline()
 		for i, w := range ws {
-			qs[i] = f.s.queue(ctx, pipe, w.keys, ps[i], eval)
+			qs[i] = f.s.queue(ctx, pipe, w.keys, ps[i], eval, w.quiet)
 		}
 		return pipe.Exec(ctx)
 	}
@@ -78,11 +78,14 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 	if noScript(cmds) {
 		_, err = send(true)
 	}
-	if f.ctx.Err() != nil { // closing: not an outage
-		return
-	}
 	if errors.Is(err, redis.Nil) { // an absent control key; the commands' other errors are read below
 		err = nil
+	}
+	if err == nil {
+		err = f.readStirred(ctx, ws, qs, now)
+	}
+	if f.ctx.Err() != nil { // closing: not an outage
+		return
 	}
 	cs := make([]counts, len(ws))
 	for i, w := range ws {
@@ -99,8 +102,9 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 			w.published = ps[i].state
 		}
 		if kept && qs[i].script != nil && ps[i].prune {
-			w.pruned = now
+			w.pruned, w.pruneIn = now, f.s.pruneAfter(c.seen)
 		}
+		w.quiet = err == nil && c.open == 0 && !c.isolated
 	}
 	f.reached(err, now)
 	if err != nil {
@@ -112,6 +116,30 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 		}
 		f.apply(w, f.s.viewOf(cs[i]), now)
 	}
+}
+
+// readStirred sends, in a second pipeline, the full read of every quiet
+// round of qs that found the breaker stirred (see queued), and waits for
+// it within ctx.
+func (f *Fleet) readStirred(ctx context.Context, ws []*watch, qs []queued, now time.Time) error {
+	var pipe redis.Pipeliner
+	for i := range qs {
+		if !qs[i].stirs() {
+			continue
+		}
+		if pipe == nil {
+			pipe = f.s.redis.Pipeline()
+		}
+		qs[i].read(ctx, pipe, f.s.from(now), ws[i].keys)
+	}
+	if pipe == nil {
+		return nil
+	}
+	_, err := pipe.Exec(ctx)
+	if errors.Is(err, redis.Nil) {
+		err = nil
+	}
+	return err
 }
 
 // reached records whether a round reached Redis, and raises Degraded or

@@ -26,12 +26,15 @@ import (
 // another state), the process leaves whichever of the open and following
 // sets is not its state's. When ARGV[6] is not empty it is "(" and Unix
 // milliseconds: the members older than that, dead reports, are deleted from
-// the three sets, whose expiry is renewed.
+// the three sets, whose expiry is renewed. Every run also puts KEYS[2]'s
+// marker (the empty member, scored +inf) right: there exactly while the
+// isolation is set; the open count leaves it out.
 //
 // The fleet runs it when a process's membership may change (its first
 // report, a change of state, a round that failed, a member found missing),
-// to prune (every 3 × TTL of each process's rounds) and for Watch's first
-// read; the usual round does the same with plain commands (see queued).
+// to prune (about 8 processes every 3 × TTL, whatever the fleet's size:
+// settings.pruneAfter) and for Watch's first read; the usual round does
+// the same with plain commands (see queued).
 // Each of its calls is O(log N) in a fleet of N processes, or O(1), and
 // the dead members pruned are each deleted once; its reply is three small
 // numbers. Every key shares the breaker's hash tag, so the script runs on
@@ -61,8 +64,13 @@ if state ~= '' then
 	end
 end
 local isolated = 0
-if redis.call('GET', KEYS[4]) == '` + isolateValue + `' then isolated = 1 end
-return {redis.call('ZCOUNT', KEYS[1], ARGV[4], '+inf'), redis.call('ZCOUNT', KEYS[2], ARGV[4], '+inf'), isolated}
+if redis.call('GET', KEYS[4]) == '` + isolateValue + `' then
+	isolated = 1
+	if redis.call('ZADD', KEYS[2], '+inf', '') == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[7]) end
+else
+	redis.call('ZREM', KEYS[2], '')
+end
+return {redis.call('ZCOUNT', KEYS[1], ARGV[4], '+inf'), redis.call('ZCOUNT', KEYS[2], ARGV[4], '(+inf'), isolated}
 `
 
 var summary = redis.NewScript(summaryScript)

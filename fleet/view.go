@@ -80,5 +80,13 @@ func hashTag(namespace, name string) string {
 	return "{" + strconv.Itoa(len(namespace)) + ":" + namespace + ":" + name + "}"
 }
 
+// marker is the member of a breaker's open set, scored +inf, while its
+// isolation is set: Isolate adds it beside the control key, Reset removes it,
+// and every run of summaryScript puts it right by the control key, the
+// truth. It lets the quiet round (see queued) see isolation and open reports
+// in one ZCOUNT; every count of open reports leaves it out ("(+inf"). No
+// process id is empty, so no report is the marker.
+const marker = ""
+
 // isolateValue is the value of the control key while isolation is set.
 const isolateValue = "isolate"

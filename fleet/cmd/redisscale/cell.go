@@ -31,6 +31,31 @@ type process struct {
 	stops []func()
 }
 
+// ping makes p the floor's process (B = 0): no fleet, one PING a refresh
+// on its own client, each given half the refresh as a round is, until
+// close. It is the least any design costs its Redis that has each process
+// talk to it once a refresh: the round trip alone.
+func (p *process) ping(refresh time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(refresh)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c, stop := context.WithTimeout(ctx, refresh/2)
+				_ = p.rdb.Ping(c).Err()
+				stop()
+			}
+		}
+	}()
+	p.stops = append(p.stops, func() { cancel(); <-done })
+}
+
 func (p *process) close() {
 	for _, stop := range p.stops {
 		stop()
@@ -64,6 +89,11 @@ func runCell(admin *redis.Client, o options, b, n int) (cell, error) {
 	for i := range n {
 		p := &process{rdb: redis.NewClient(&redis.Options{Addr: o.addr, ContextTimeoutEnabled: true, PoolSize: 2})}
 		ps = append(ps, p)
+		if b == 0 {
+			p.ping(o.refresh)
+			time.Sleep(gap)
+			continue
+		}
 		f, err := fleet.New(fleet.Config{Redis: p.rdb, Namespace: ns, Process: fmt.Sprintf("p%04d", i), Refresh: o.refresh, OnEvent: hook})
 		if err != nil {
 			return cell{}, err

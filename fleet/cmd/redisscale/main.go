@@ -9,13 +9,15 @@
 // events over the whole cell (a round that timed out: the machine was too
 // busy), and, per B, the least-squares
 // fit a + b·N + c·N² of each, whose c is what grows with the square of the
-// fleet.
+// fleet. B = 0 is the floor: each process, with no fleet, sends one PING a
+// refresh, the round trip alone that any design with one exchange per
+// process per refresh costs its Redis.
 //
 // Usage, from the fleet module, against a Redis of its own (the numbers are
 // the whole server's, so nothing else should use it):
 //
 //	redis-server --port 6391 --save '' --appendonly no --daemonize yes
-//	go run ./cmd/redisscale [-addr 127.0.0.1:6391] [-processes 25,50,100,200,400] [-breakers 1,10] [-warmup 5s] [-window 15s] [-refresh 1s]
+//	go run ./cmd/redisscale [-addr 127.0.0.1:6391] [-processes 25,50,100,200,400] [-breakers 0,1,10] [-warmup 5s] [-window 15s] [-refresh 1s]
 //
 // The fleets are closed, and their reports deleted, before the next cell
 // starts; each cell has a namespace of its own.
@@ -55,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:6391", "the Redis to measure (its INFO is the whole server's)")
 	processes := fs.String("processes", "25,50,100,200,400", "the fleet sizes N, comma-separated")
-	breakers := fs.String("breakers", "1,10", "the numbers B of breakers each process watches, comma-separated")
+	breakers := fs.String("breakers", "0,1,10", "the numbers B of breakers each process watches, comma-separated (0: the floor, one PING a refresh)")
 	warmup := fs.Duration("warmup", 5*time.Second, "how long a fleet runs before the window")
 	window := fs.Duration("window", 15*time.Second, "how long each measurement lasts")
 	refresh := fs.Duration("refresh", time.Second, "each fleet's Config.Refresh")
@@ -64,8 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o := options{addr: *addr, warmup: *warmup, window: *window, refresh: *refresh}
 	var err error
-	if o.processes, err = counts("processes", *processes); err == nil {
-		o.breakers, err = counts("breakers", *breakers)
+	if o.processes, err = counts("processes", *processes, 1); err == nil {
+		o.breakers, err = counts("breakers", *breakers, 0)
 	}
 	switch {
 	case err != nil:
@@ -85,14 +87,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// counts parses a comma-separated list of positive integers, the value of
-// the flag named name.
-func counts(name, list string) ([]int, error) {
+// counts parses a comma-separated list of integers of at least least, the
+// value of the flag named name.
+func counts(name, list string, least int) ([]int, error) {
 	var ns []int
 	for f := range strings.SplitSeq(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("-%s must list positive integers, got %q", name, list)
+		if err != nil || n < least {
+			return nil, fmt.Errorf("-%s must list integers of at least %d, got %q", name, least, list)
 		}
 		ns = append(ns, n)
 	}

@@ -47,7 +47,12 @@ func TestParseInfo(t *testing.T) {
 func TestFlags(t *testing.T) {
 	var out, errs bytes.Buffer
 	assert.Equal(t, 2, run([]string{"-processes", "25,x"}, &out, &errs))
-	assert.Contains(t, errs.String(), "-processes must list positive integers")
+	assert.Contains(t, errs.String(), "-processes must list integers of at least 1")
+	errs.Reset()
+	assert.Equal(t, 2, run([]string{"-processes", "0"}, &out, &errs), "no fleet of no process")
+	errs.Reset()
+	assert.Equal(t, 2, run([]string{"-breakers", "-1"}, &out, &errs))
+	assert.Contains(t, errs.String(), "-breakers must list integers of at least 0")
 	errs.Reset()
 	assert.Equal(t, 2, run([]string{"-window", "0s"}, &out, &errs))
 	assert.Contains(t, errs.String(), "-window")
