@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +38,7 @@ func TestARefusalAtTheDeadlineIsAlwaysTheRefusal(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, "breaker", e.Stage)
 			assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
-			assert.Equal(t, breaker.DefaultBreakDuration-40*time.Millisecond, e.RetryAfter,
+			assert.Equal(t, breakerconf.DefaultBreakDuration-40*time.Millisecond, e.RetryAfter,
 				"the rest of the break when the caller reads it")
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/failsafe-go/failsafe-go"
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -199,7 +201,7 @@ func ourCard(p Path, hedged, guarded bool) []pipeline.Policy[int] {
 // defaults (trip after more than 5 consecutive failures, one half-open request)
 // and our default break of 15 s. On the failing path ReadyToTrip never trips.
 func GoBreaker(p Path) *gobreaker.CircuitBreaker[int] {
-	st := gobreaker.Settings{Name: "bench", Timeout: breaker.DefaultBreakDuration}
+	st := gobreaker.Settings{Name: "bench", Timeout: breakerconf.DefaultBreakDuration}
 	if p == Failing {
 		st.ReadyToTrip = func(gobreaker.Counts) bool { return false }
 	}
@@ -213,14 +215,14 @@ func GoBreaker(p Path) *gobreaker.CircuitBreaker[int] {
 // failing path it needs 6 failures out of the last 5, which never happens, with
 // the same 5-slot window to maintain.
 func failsafeBreaker(p Path) circuitbreaker.CircuitBreaker[int] {
-	threshold := uint(breaker.DefaultConsecutiveFailures)
+	threshold := uint(breakerconf.DefaultConsecutiveFailures)
 	if p == Failing {
 		threshold++
 	}
 	return circuitbreaker.NewBuilder[int]().
-		WithFailureThresholdRatio(threshold, breaker.DefaultConsecutiveFailures).
-		WithSuccessThreshold(breaker.DefaultProbeSuccesses).
-		WithDelay(breaker.DefaultBreakDuration).
+		WithFailureThresholdRatio(threshold, breakerconf.DefaultConsecutiveFailures).
+		WithSuccessThreshold(breakerconf.DefaultProbeSuccesses).
+		WithDelay(breakerconf.DefaultBreakDuration).
 		Build()
 }
 

@@ -5,6 +5,8 @@ package bench_test
 import (
 	"net/http"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/failsafe-go/failsafe-go"
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -12,7 +14,6 @@ import (
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 
-	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
@@ -56,8 +57,8 @@ func newFailsafeHTTPCard(base http.RoundTripper) *http.Client {
 func failsafeHTTPBreaker() circuitbreaker.CircuitBreaker[*http.Response] {
 	return circuitbreaker.NewBuilder[*http.Response]().
 		HandleIf(func(r *http.Response, err error) bool { return err != nil || r.StatusCode >= 500 }).
-		WithFailureThresholdRatio(breaker.DefaultConsecutiveFailures, breaker.DefaultConsecutiveFailures).
-		WithSuccessThreshold(breaker.DefaultProbeSuccesses).
-		WithDelay(breaker.DefaultBreakDuration).
+		WithFailureThresholdRatio(breakerconf.DefaultConsecutiveFailures, breakerconf.DefaultConsecutiveFailures).
+		WithSuccessThreshold(breakerconf.DefaultProbeSuccesses).
+		WithDelay(breakerconf.DefaultBreakDuration).
 		Build()
 }

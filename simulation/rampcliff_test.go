@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -45,7 +47,7 @@ func failedIn(r *Report, from, to time.Duration) int {
 
 // The break the default breaker serves after a trip with no growth: 15 s,
 // with equal jitter.
-const firstBreakMin, firstBreakMax = breaker.DefaultBreakDuration / 2, breaker.DefaultBreakDuration
+const firstBreakMin, firstBreakMax = breakerconf.DefaultBreakDuration / 2, breakerconf.DefaultBreakDuration
 
 func TestScenarioRampVsCliff(t *testing.T) {
 	s, ok := Lookup("ramp-vs-cliff")
@@ -133,7 +135,7 @@ func TestScenarioRampVsCliff(t *testing.T) {
 			}
 		}
 		require.Equal(t, breaker.CauseRampDone, done.Cause, r.Name)
-		length := max(time.Duration(breaker.DefaultRecoveryFraction*float64(at(started)-at(opened))), breaker.DefaultRecoveryMinimum)
+		length := max(time.Duration(breakerconf.DefaultRecoveryFraction*float64(at(started)-at(opened))), breakerconf.DefaultRecoveryMinimum)
 		assert.GreaterOrEqual(t, at(done)-at(started), length, r.Name)
 		end := (at(done) + 2*time.Second).Truncate(time.Second)
 		for i := int(end / time.Second); i < int(to/time.Second); i++ {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -222,7 +224,7 @@ func newRecorder(c Config, faults []Interval) *recorder {
 	if j := c.Client.SlowJudge; j != nil {
 		copied := *j
 		rec.r.SlowJudge = &copied
-		rec.r.SlowCallRatio = breaker.DefaultSlowCallRatio
+		rec.r.SlowCallRatio = breakerconf.DefaultSlowCallRatio
 		if b := c.Client.Breaker; b != nil && b.SlowCallRatio != 0 {
 			rec.r.SlowCallRatio = b.SlowCallRatio
 		}

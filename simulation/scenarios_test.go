@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -223,7 +225,7 @@ func TestScenarioSlowCallTrip(t *testing.T) {
 	require.Len(t, rs, 3)
 	median, chased, fixed := rs[0], rs[1], rs[2]
 	l := fitted(slowLatency)
-	span, buckets, ratio := breaker.DefaultTripWindow, breaker.DefaultWindowBuckets, breaker.DefaultSlowCallRatio
+	span, buckets, ratio := breakerconf.DefaultTripWindow, breakerconf.DefaultWindowBuckets, breakerconf.DefaultSlowCallRatio
 	bucket := span / time.Duration(buckets)
 	require.Zero(t, slowFrom%bucket, "the brownout starts on a bucket boundary, as the model assumes")
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -244,7 +246,7 @@ func TestScenarioSlowCallTrip(t *testing.T) {
 	// slow, about 13 s (SlowCallRatio x TripWindow = 15 s, less the bucket the
 	// window has not yet slid over). The model, which counts each sample when it
 	// ends and slides the window a bucket at a time, crosses 0.5 at 15 s.
-	threshold := l.drifting(slowFactor, slowFrom, breaker.DefaultSlowCallsMultiple)
+	threshold := l.drifting(slowFactor, slowFrom, breakerconf.DefaultSlowCallsMultiple)
 	assert.InEpsilon(t, ms(threshold(0)), ms(median.Seconds[int(slowFrom/time.Second)-1].Threshold), 0.05)
 	medianModel := tripModel{l: l, factor: slowFactor, span: span, buckets: buckets, healthy: l.survival(threshold(0)), threshold: threshold}
 	fastest := medianModel

@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/latency"
@@ -48,9 +50,9 @@ type SlowJudge struct {
 	// negative. It matters only with Quantile.
 	Window time.Duration
 	// MinSamples is how many successes the estimator must hold before the
-	// threshold is armed; until then no sample is slow. Zero means
-	// [breaker.DefaultSlowCallsMinimumSamples] (20); it must not be negative. It
-	// matters only with Quantile.
+	// threshold is armed; until then no sample is slow. Zero means 20, the
+	// breaker's default; it must not be negative. It matters only with
+	// Quantile.
 	MinSamples int
 	// Threshold, when above 0, is a constant threshold. It must not be negative,
 	// and not be set with Quantile.
@@ -140,17 +142,17 @@ func newJudge(j *SlowJudge, bc *breaker.Config, clock clockwork.Clock) (*judge, 
 	if bc != nil {
 		b = *bc
 	}
-	span := cmp.Or(b.TripWindow, breaker.DefaultTripWindow)
+	span := cmp.Or(b.TripWindow, breakerconf.DefaultTripWindow)
 	g := &judge{
 		rule:       j.rule(),
 		threshold:  j.Threshold,
 		quantile:   j.Quantile,
-		minSamples: cmp.Or(j.MinSamples, breaker.DefaultSlowCallsMinimumSamples),
-		minimum:    cmp.Or(b.MinimumCalls, breaker.DefaultMinimumCalls),
-		ratio:      cmp.Or(b.SlowCallRatio, breaker.DefaultSlowCallRatio),
+		minSamples: cmp.Or(j.MinSamples, breakerconf.DefaultSlowCallsMinimumSamples),
+		minimum:    cmp.Or(b.MinimumCalls, breakerconf.DefaultMinimumCalls),
+		ratio:      cmp.Or(b.SlowCallRatio, breakerconf.DefaultSlowCallRatio),
 		constant:   b.SlowCallThreshold,
 	}
-	g.window = newSlowWindow(span, cmp.Or(b.WindowBuckets, breaker.DefaultWindowBuckets))
+	g.window = newSlowWindow(span, cmp.Or(b.WindowBuckets, breakerconf.DefaultWindowBuckets))
 	if g.rule == ruleQuantile {
 		est, err := latency.New(latency.Config{Window: j.Window, Clock: clock})
 		if err != nil {

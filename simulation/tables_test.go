@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -149,7 +151,7 @@ func TestTablesRampVsCliff(t *testing.T) {
 		}
 		if done.Cause == breaker.CauseRampDone {
 			lengths = append(lengths, (at(done) - at(started)).Seconds())
-			clocks = append(clocks, max(breaker.DefaultRecoveryFraction*(at(started)-at(opened)).Seconds(), 1))
+			clocks = append(clocks, max(breakerconf.DefaultRecoveryFraction*(at(started)-at(opened)).Seconds(), 1))
 		}
 		if seed == 1 {
 			t.Logf("seed 1: cliff %d, ramp alone %d, ramp with the trickle %d of %d; the ramp alone from %v to %v", servedAfterOutage(cliff), servedAfterOutage(ramp), servedAfterOutage(trickled), rampRate*int(rampWindow/time.Second), at(started), at(done))

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/failsafe-go/failsafe-go"
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -27,7 +29,6 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
-	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
@@ -68,9 +69,9 @@ func ours(cfg pipelinegrpc.Config, once bool) func(b *testing.B) []grpc.DialOpti
 func failsafePolicies(card bool) []failsafe.Policy[*testgrpc.SimpleResponse] {
 	type R = *testgrpc.SimpleResponse
 	cb := circuitbreaker.NewBuilder[R]().
-		WithFailureThresholdRatio(breaker.DefaultConsecutiveFailures, breaker.DefaultConsecutiveFailures).
-		WithSuccessThreshold(breaker.DefaultProbeSuccesses).
-		WithDelay(breaker.DefaultBreakDuration).
+		WithFailureThresholdRatio(breakerconf.DefaultConsecutiveFailures, breakerconf.DefaultConsecutiveFailures).
+		WithSuccessThreshold(breakerconf.DefaultProbeSuccesses).
+		WithDelay(breakerconf.DefaultBreakDuration).
 		Build()
 	funds := fsbudget.New()
 	rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(funds).Build()

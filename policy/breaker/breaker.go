@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
@@ -141,13 +143,13 @@ func New(cfg Config) (*Breaker, error) {
 		b.window = newWindow(0, s.tripWindow, s.buckets)
 	}
 	if s.slowCalls {
-		b.latencies, err = latency.NewWindow(s.slowWindow, BaselineSlices)
+		b.latencies, err = latency.NewWindow(s.slowWindow, conf.BaselineSlices)
 		if err != nil { // settings checked the window; this is a bug
 			panic("breaker: " + err.Error())
 		}
 	}
 	if s.relative {
-		b.baseline = newWindow(0, s.failWindow, BaselineSlices)
+		b.baseline = newWindow(0, s.failWindow, conf.BaselineSlices)
 	}
 	b.slots = make([]slot, s.probes)
 	return b, nil

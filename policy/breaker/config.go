@@ -8,59 +8,22 @@ import (
 	"math/rand/v2"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
 )
 
-// The defaults a zero Config field stands for.
-const (
-	// DefaultConsecutiveFailures is how many failures in a row open a closed
-	// breaker.
-	DefaultConsecutiveFailures = 5
-	// DefaultMinimumCalls is how many evidence samples the trip window must hold
-	// before a ratio trip (failure ratio or slow-call ratio) may open the breaker.
-	DefaultMinimumCalls = 20
-	// DefaultTripWindow is how far back the ratio trips look.
-	DefaultTripWindow = 30 * time.Second
-	// DefaultWindowBuckets is how many buckets the trip window is divided into; the
-	// window slides one bucket (3 s at the defaults) at a time.
-	DefaultWindowBuckets = 10
-	// DefaultSlowCallRatio is the fraction of slow samples in the trip window that
-	// opens the breaker, when a slow-call threshold is set or measured.
-	DefaultSlowCallRatio = 0.5
-	// DefaultBreakDuration is the first break after a trip.
-	DefaultBreakDuration = 15 * time.Second
-	// DefaultMaxBreakDuration caps the break as it doubles with consecutive trips.
-	DefaultMaxBreakDuration = 2 * time.Minute
-	// DefaultHalfOpenProbes is how many probes may be in flight at once.
-	DefaultHalfOpenProbes = 1
-	// DefaultProbeSuccesses is the lead of fast probes over slow ones that
-	// closes a half-open breaker: with no slow probe, two successful probes.
-	DefaultProbeSuccesses = 2
-	// DefaultProbeSlowLead is the lead of slow probes over fast ones that
-	// re-opens a half-open breaker.
-	DefaultProbeSlowLead = 4
-	// DefaultProbeSlowFraction is the fraction of the effective slow-call
-	// threshold above which a probe counts as slow: with the default measured
-	// normal, 2.1 times the median.
-	DefaultProbeSlowFraction = 0.7
-	// MaxWindowBuckets is the most buckets a trip window may have.
-	MaxWindowBuckets = 1000
-	// MaxHalfOpenProbes is the most probe slots a breaker may have. New
-	// allocates them all, and every half-open admission scans them under the
-	// breaker's lock; a thousand attempts at once is no longer a probe.
-	MaxHalfOpenProbes = 1000
-	// MaxDuration is the longest duration any field of a Config may hold, those
-	// of Recovery, SlowCalls and Failures included: ten years (of 365 days). The
-	// breaker adds its durations to readings of its clock (a break's end, a probe
-	// slot's expiry, a window's next slice, a ramp's end) in int64 nanoseconds;
-	// up to MaxDuration that cannot overflow for the first 280 years of the
-	// breaker's clock, and no break, window or ramp needs to be longer. The
-	// counts need no such bound: they are only compared, never added to or
-	// allocated, except WindowBuckets and HalfOpenProbes, which have their own.
-	MaxDuration = 10 * 365 * 24 * time.Hour
-)
+// MaxDuration is the longest duration any field of a Config may hold, those
+// of Recovery, SlowCalls and Failures included: ten years (of 365 days). The
+// breaker adds its durations to readings of its clock (a break's end, a probe
+// slot's expiry, a window's next slice, a ramp's end) in int64 nanoseconds;
+// up to MaxDuration that cannot overflow for the first 280 years of the
+// breaker's clock, and no break, window or ramp needs to be longer. The
+// counts need no such bound: they are only compared, never added to or
+// allocated, except WindowBuckets and HalfOpenProbes, which have their own.
+const MaxDuration = 10 * 365 * 24 * time.Hour
 
 // Config configures a [Breaker]. The zero value of every field means its
 // documented default, so Config{} is a breaker that opens on any of: 5
@@ -81,7 +44,7 @@ type Config struct {
 	Name string
 
 	// ConsecutiveFailures is how many failures in a row, with no success between
-	// them, open a closed breaker. Zero means DefaultConsecutiveFailures (5); it
+	// them, open a closed breaker. Zero means 5; it
 	// must not be negative. Use math.MaxInt to rely on the ratio trips alone.
 	ConsecutiveFailures int
 
@@ -97,14 +60,14 @@ type Config struct {
 	Failures Failures
 	// MinimumCalls is how many evidence samples the trip window must hold before
 	// any ratio trip (absolute, relative or slow-call) may open the breaker. Zero
-	// means DefaultMinimumCalls (20).
+	// means 20.
 	MinimumCalls int
 	// TripWindow is how far back the ratio trips look. Zero means
-	// DefaultTripWindow (30 s).
+	// 30 s.
 	TripWindow time.Duration
 	// WindowBuckets is how many buckets divide the trip window. Zero means
-	// DefaultWindowBuckets (10); at most MaxWindowBuckets, and TripWindow divided
-	// by it must be at least a nanosecond.
+	// 10; at most 1000, and TripWindow divided by it must be at least a
+	// nanosecond.
 	WindowBuckets int
 
 	// SlowCallThreshold makes a sample slow when its duration exceeds it. Zero
@@ -118,7 +81,7 @@ type Config struct {
 	// SlowCallRatio opens the breaker when slow samples make up at least this
 	// fraction of the trip window, once there are MinimumCalls samples. It
 	// matters when SlowCallThreshold is set or SlowCalls is on (the default).
-	// Zero means DefaultSlowCallRatio (0.5); otherwise it must lie in (0, 1].
+	// Zero means 0.5; otherwise it must lie in (0, 1].
 	SlowCallRatio float64
 	// SlowCalls is the measured normal latency: a call is also slow when it takes
 	// longer than a multiple of it. Its zero value is on, with the defaults
@@ -126,10 +89,10 @@ type Config struct {
 	SlowCalls SlowCalls
 
 	// BreakDuration is the nominal break after the first trip; each consecutive
-	// trip doubles it. Zero means DefaultBreakDuration (15 s).
+	// trip doubles it. Zero means 15 s.
 	BreakDuration time.Duration
-	// MaxBreakDuration caps the nominal break. Zero means DefaultMaxBreakDuration
-	// (2 min), or BreakDuration if that is longer; it must not be shorter than
+	// MaxBreakDuration caps the nominal break. Zero means 2 min, or
+	// BreakDuration if that is longer; it must not be shorter than
 	// BreakDuration.
 	MaxBreakDuration time.Duration
 	// BreakJitter randomises each break once, when the breaker opens, within
@@ -137,7 +100,8 @@ type Config struct {
 	BreakJitter Jitter
 
 	// HalfOpenProbes is how many probes a half-open breaker lets run at once.
-	// Zero means DefaultHalfOpenProbes (1); at most MaxHalfOpenProbes.
+	// Zero means 1; at most 1000 (New allocates them all, and every half-open
+	// admission scans them under the breaker's lock).
 	HalfOpenProbes int
 	// ProbeSuccesses, ProbeSlowLead and ProbeSlowFraction decide a half-open
 	// phase. Each successful probe is fast or slow: slow when it took longer
@@ -159,16 +123,16 @@ type Config struct {
 	// alternatives.
 	//
 	// ProbeSuccesses is the lead of fast probes that closes. Zero means
-	// DefaultProbeSuccesses (2). It is also the run of fast calls that
+	// 2. It is also the run of fast calls that
 	// releases a ramp held by slow calls.
 	ProbeSuccesses int
 	// ProbeSlowLead is the lead of slow probes that re-opens. Zero means
-	// DefaultProbeSlowLead (4). 1 with ProbeSuccesses 1 and ProbeSlowFraction
+	// 4. 1 with ProbeSuccesses 1 and ProbeSlowFraction
 	// 1 judges the first probe alone.
 	ProbeSlowLead int
 	// ProbeSlowFraction is the fraction of the effective slow-call threshold
 	// (SlowCallThreshold or the measured one) above which a successful probe
-	// counts as slow. Zero means DefaultProbeSlowFraction (0.7); otherwise it
+	// counts as slow. Zero means 0.7; otherwise it
 	// must lie in (0, 1]: 1 judges probes as calls are judged, and a probe is
 	// never judged more leniently than a call. It has no effect when no
 	// threshold is set or measured: then no probe is slow.
@@ -271,15 +235,15 @@ func (c Config) settings() (settings, error) {
 	// Checked in field order, so the messages read in the order of the struct;
 	// the races, which involve several fields, come last.
 	var s settings
-	s.consecutive = p.count("ConsecutiveFailures", c.ConsecutiveFailures, DefaultConsecutiveFailures)
+	s.consecutive = p.count("ConsecutiveFailures", c.ConsecutiveFailures, conf.DefaultConsecutiveFailures)
 	s.failureRatio = c.FailureRatio
 	p.ratio("FailureRatio", c.FailureRatio, "off")
 	c.Failures.settings(&s, &p)
-	s.minimumCalls = p.count("MinimumCalls", c.MinimumCalls, DefaultMinimumCalls)
-	s.tripWindow = p.duration("TripWindow", c.TripWindow, DefaultTripWindow)
-	s.buckets = p.count("WindowBuckets", c.WindowBuckets, DefaultWindowBuckets)
-	if s.buckets > MaxWindowBuckets {
-		p.add("WindowBuckets must be at most %d, got %d", MaxWindowBuckets, s.buckets)
+	s.minimumCalls = p.count("MinimumCalls", c.MinimumCalls, conf.DefaultMinimumCalls)
+	s.tripWindow = p.duration("TripWindow", c.TripWindow, conf.DefaultTripWindow)
+	s.buckets = p.count("WindowBuckets", c.WindowBuckets, conf.DefaultWindowBuckets)
+	if s.buckets > conf.MaxWindowBuckets {
+		p.add("WindowBuckets must be at most %d, got %d", conf.MaxWindowBuckets, s.buckets)
 	} else if s.buckets > 0 && s.tripWindow > 0 && s.tripWindow < time.Duration(s.buckets) {
 		p.add("TripWindow must be at least WindowBuckets nanoseconds, got TripWindow %v with WindowBuckets %d",
 			s.tripWindow, s.buckets)
@@ -290,19 +254,19 @@ func (c Config) settings() (settings, error) {
 	}
 	p.longest("SlowCallThreshold", c.SlowCallThreshold)
 	s.slowRatio = c.SlowCallRatio
-	p.ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", DefaultSlowCallRatio))
+	p.ratio("SlowCallRatio", c.SlowCallRatio, fmt.Sprintf("the default %v", conf.DefaultSlowCallRatio))
 	if s.slowRatio == 0 {
-		s.slowRatio = DefaultSlowCallRatio
+		s.slowRatio = conf.DefaultSlowCallRatio
 	}
 	c.SlowCalls.settings(&s, &p)
-	s.breakDuration = p.duration("BreakDuration", c.BreakDuration, DefaultBreakDuration)
+	s.breakDuration = p.duration("BreakDuration", c.BreakDuration, conf.DefaultBreakDuration)
 	s.maxBreak = c.MaxBreakDuration
 	switch {
 	case s.maxBreak < 0:
 		p.add("MaxBreakDuration must not be negative (0 means the default %v), got %v",
-			DefaultMaxBreakDuration, s.maxBreak)
+			conf.DefaultMaxBreakDuration, s.maxBreak)
 	case s.maxBreak == 0:
-		s.maxBreak = max(DefaultMaxBreakDuration, s.breakDuration)
+		s.maxBreak = max(conf.DefaultMaxBreakDuration, s.breakDuration)
 	case s.maxBreak > MaxDuration:
 		p.longest("MaxBreakDuration", s.maxBreak)
 	case s.maxBreak < s.breakDuration:
@@ -313,20 +277,20 @@ func (c Config) settings() (settings, error) {
 	if s.jitter > JitterNone {
 		p.add("BreakJitter must be JitterEqual, JitterFull or JitterNone, got %v", s.jitter)
 	}
-	s.probes = p.count("HalfOpenProbes", c.HalfOpenProbes, DefaultHalfOpenProbes)
-	if s.probes > MaxHalfOpenProbes {
+	s.probes = p.count("HalfOpenProbes", c.HalfOpenProbes, conf.DefaultHalfOpenProbes)
+	if s.probes > conf.MaxHalfOpenProbes {
 		p.add("HalfOpenProbes must be at most %d (New allocates every probe slot, and each half-open admission "+
-			"scans them), got %d", MaxHalfOpenProbes, s.probes)
+			"scans them), got %d", conf.MaxHalfOpenProbes, s.probes)
 	}
-	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, DefaultProbeSuccesses)
-	s.probeSlowLead = p.count("ProbeSlowLead", c.ProbeSlowLead, DefaultProbeSlowLead)
+	s.probeSuccesses = p.count("ProbeSuccesses", c.ProbeSuccesses, conf.DefaultProbeSuccesses)
+	s.probeSlowLead = p.count("ProbeSlowLead", c.ProbeSlowLead, conf.DefaultProbeSlowLead)
 	s.probeFraction = c.ProbeSlowFraction
 	if math.IsNaN(c.ProbeSlowFraction) || c.ProbeSlowFraction < 0 || c.ProbeSlowFraction > 1 {
 		p.add("ProbeSlowFraction must lie in (0, 1] (0 means the default %v; a probe is never judged more "+
-			"leniently than a call), got %v", DefaultProbeSlowFraction, c.ProbeSlowFraction)
+			"leniently than a call), got %v", conf.DefaultProbeSlowFraction, c.ProbeSlowFraction)
 	}
 	if s.probeFraction == 0 {
-		s.probeFraction = DefaultProbeSlowFraction
+		s.probeFraction = conf.DefaultProbeSlowFraction
 	}
 	c.Recovery.settings(&s, &p)
 	if len(p) == 0 { // the races only mean something between valid fields

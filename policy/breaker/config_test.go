@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -83,7 +85,7 @@ func TestBadConfigs(t *testing.T) {
 		{"ramp maximum past MaxDuration", breaker.Config{Recovery: &breaker.Recovery{Maximum: math.MaxInt64}}, "breaker: Config.Recovery.Maximum must be at most MaxDuration"},
 		{"probes past the slice limit", breaker.Config{HalfOpenProbes: math.MaxInt}, "breaker: Config.HalfOpenProbes must be at most 1000 (New allocates every probe slot, and each half-open admission scans them), got 9223372036854775807"},
 		{"probes of 256 MiB", breaker.Config{HalfOpenProbes: 1 << 24}, "Config.HalfOpenProbes must be at most 1000"},
-		{"probes past MaxHalfOpenProbes", breaker.Config{HalfOpenProbes: breaker.MaxHalfOpenProbes + 1}, "Config.HalfOpenProbes must be at most 1000"},
+		{"probes past MaxHalfOpenProbes", breaker.Config{HalfOpenProbes: conf.MaxHalfOpenProbes + 1}, "Config.HalfOpenProbes must be at most 1000"},
 
 		{"latency race: a short baseline", breaker.Config{SlowCalls: breaker.SlowCalls{Window: 50 * time.Second}},
 			"breaker: Config.SlowCalls.Quantile × SlowCalls.Window (0.5 × 50s = 25s) must be at least 2 × SlowCallRatio × TripWindow (2 × 0.5 × 30s = 30s): the normal latency would follow a brownout before the trip window fills with it; lengthen SlowCalls.Window, raise SlowCalls.Quantile (up to 0.5), lower SlowCallRatio, shorten TripWindow, or set SlowCalls.Disabled"},
@@ -196,7 +198,7 @@ func TestConfigAtItsMaximums(t *testing.T) {
 		BreakDuration:       breaker.MaxDuration,
 		MaxBreakDuration:    breaker.MaxDuration,
 		BreakJitter:         breaker.JitterNone,
-		HalfOpenProbes:      breaker.MaxHalfOpenProbes,
+		HalfOpenProbes:      conf.MaxHalfOpenProbes,
 		TripWindow:          breaker.MaxDuration / 4, // so that both baselines win their races
 		SlowCallThreshold:   breaker.MaxDuration,
 		SlowCalls:           breaker.SlowCalls{Window: breaker.MaxDuration},
@@ -211,11 +213,11 @@ func TestConfigAtItsMaximums(t *testing.T) {
 	assert.Equal(t, time.Nanosecond, r.refused())
 	r.clock.Advance(time.Nanosecond)
 	assert.Equal(t, breaker.HalfOpen, r.state())
-	for range breaker.MaxHalfOpenProbes {
+	for range conf.MaxHalfOpenProbes {
 		r.admit()
 	}
 	r.refused() // every slot is busy
-	assert.Equal(t, breaker.MaxHalfOpenProbes, r.b.Snapshot().Probes)
+	assert.Equal(t, conf.MaxHalfOpenProbes, r.b.Snapshot().Probes)
 	r.b.Done(r.ticket[1], ok)
 	r.b.Done(r.ticket[2], ok)
 	s := r.b.Snapshot()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,7 +54,7 @@ func TestIsolateForRefusesForExactlyD(t *testing.T) {
 	runFail(r)
 	s = r.b.Snapshot()
 	assert.Equal(t, 1, s.Trips, "the first trip")
-	assert.Equal(t, breaker.DefaultBreakDuration, s.Nominal)
+	assert.Equal(t, conf.DefaultBreakDuration, s.Nominal)
 }
 
 // TestIsolateForKeepsTheBreakGrowth: a forced break between two trips leaves

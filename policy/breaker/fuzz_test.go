@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,9 +104,9 @@ func FuzzConfig(f *testing.F) {
 	extremes := []int64{
 		0, 1, -1, 2, 10, math.MaxInt64, math.MinInt64, math.MaxInt32, math.MinInt32, 1 << 24, 1 << 40,
 		int64(time.Hour), int64(100 * 365 * 24 * time.Hour), math.MaxInt64 / 2, math.MaxInt64/2 + 1,
-		int64(breaker.MaxDuration), int64(breaker.MaxDuration) + 1, breaker.MaxHalfOpenProbes, breaker.MaxHalfOpenProbes + 1,
+		int64(breaker.MaxDuration), int64(breaker.MaxDuration) + 1, conf.MaxHalfOpenProbes, conf.MaxHalfOpenProbes + 1,
 	}
-	fractions := []float64{0, 1e-300, 0.5, breaker.DefaultProbeSlowFraction, math.Nextafter(1, 0), 1, math.Nextafter(1, 2),
+	fractions := []float64{0, 1e-300, 0.5, conf.DefaultProbeSlowFraction, math.Nextafter(1, 0), 1, math.Nextafter(1, 2),
 		-0.1, math.Inf(1), math.Inf(-1), math.NaN()}
 	bases := []fuzzConfig{
 		{jitter: uint8(breaker.JitterNone)},

@@ -3,45 +3,8 @@ package breaker
 import (
 	"math"
 	"time"
-)
 
-// The defaults of the measured normals, and their limits.
-const (
-	// DefaultSlowCallsMultiple is how many times the normal latency a call must
-	// take to be slow.
-	DefaultSlowCallsMultiple = 3.0
-	// DefaultSlowCallsQuantile is the quantile of successful latencies that is
-	// "normal": the median.
-	DefaultSlowCallsQuantile = 0.5
-	// MaxSlowCallsQuantile is the highest quantile SlowCalls accepts. A higher one
-	// follows a brownout instead of remembering what healthy looked like.
-	MaxSlowCallsQuantile = 0.5
-	// DefaultSlowCallsWindow is how far back the normal latency looks.
-	DefaultSlowCallsWindow = 5 * time.Minute
-	// DefaultSlowCallsMinimumSamples is how many successful attempts the latency
-	// baseline needs before the measured threshold is armed.
-	DefaultSlowCallsMinimumSamples = 20
-
-	// DefaultFailuresMultiple is how many times its normal failure rate the trip
-	// window must reach for the relative trip to open the breaker.
-	DefaultFailuresMultiple = 5.0
-	// DefaultFailuresFloor is the lowest relative trip point: below a 5% failure
-	// ratio nothing is wrong, however quiet the dependency usually is.
-	DefaultFailuresFloor = 0.05
-	// DefaultFailuresMinimumSamples is how many evidence samples the failure
-	// baseline needs before the relative trip is armed. Failures are rare, and a
-	// rate measured over fewer samples would be coarser than the floor.
-	DefaultFailuresMinimumSamples = 100
-	// MaxDerivedFailuresWindow is the longest failure baseline a zero
-	// Failures.Window may be derived to (see [Failures]).
-	MaxDerivedFailuresWindow = time.Hour
-	// MaxWidenedSlowCallsWindow is the longest latency baseline a SlowCalls left
-	// at its zero value may be widened to (see [SlowCalls]).
-	MaxWidenedSlowCallsWindow = time.Hour
-
-	// BaselineSlices is how many slices both baselines are cut into: they forget
-	// a tenth of their window at a time.
-	BaselineSlices = 10
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 )
 
 // SlowCalls configures the measured normal latency. The breaker keeps a
@@ -58,26 +21,25 @@ const (
 // A SlowCalls left at its zero value never turns the caller's own TripWindow or
 // SlowCallRatio into an error: when 5 minutes would lose that race, its window
 // widens to the shortest that wins it, and if that would exceed
-// MaxWidenedSlowCallsWindow (1 h) it steps aside (the measurement is off). A
+// 1 h it steps aside (the measurement is off). A
 // SlowCalls with any field set that loses the race is refused.
 type SlowCalls struct {
 	// Disabled turns the measurement off: no histogram is kept, NormalLatency
 	// reports none, and only Config.SlowCallThreshold makes a call slow.
 	Disabled bool
 	// Multiple is how many times the normal latency makes a call slow. Zero means
-	// DefaultSlowCallsMultiple (3); otherwise it must be a finite number above 1.
+	// 3; otherwise it must be a finite number above 1.
 	Multiple float64
 	// Quantile is the quantile of successful latencies read as normal. Zero means
-	// DefaultSlowCallsQuantile (0.5); otherwise it must lie in (0, 0.5]. A low
+	// 0.5; otherwise it must lie in (0, 0.5]. A low
 	// quantile is what lets the normal remember a healthy dependency through a
 	// brownout: the median only moves once slow calls fill half the window.
 	Quantile float64
-	// Window is how far back the normal latency looks, in BaselineSlices slices.
-	// Zero means DefaultSlowCallsWindow (5 min); otherwise it must be at least
-	// BaselineSlices nanoseconds.
+	// Window is how far back the normal latency looks, in 10 slices.
+	// Zero means 5 min; otherwise it must be at least 10 nanoseconds.
 	Window time.Duration
 	// MinimumSamples is how many successes the window must hold before the
-	// measured threshold is armed. Zero means DefaultSlowCallsMinimumSamples (20).
+	// measured threshold is armed. Zero means 20.
 	MinimumSamples int
 }
 
@@ -101,18 +63,18 @@ type Failures struct {
 	// NormalFailureRate reports none.
 	Disabled bool
 	// Multiple is how many times the normal failure rate trips. Zero means
-	// DefaultFailuresMultiple (5); otherwise it must be a finite number above 1.
+	// 5; otherwise it must be a finite number above 1.
 	Multiple float64
 	// Floor is the lowest trip point, however low the normal rate. Zero means
-	// DefaultFailuresFloor (0.05); otherwise it must lie in (0, 1].
+	// 0.05; otherwise it must lie in (0, 1].
 	Floor float64
 	// MinimumSamples is how many evidence samples the baseline must hold before
-	// the relative trip is armed. Zero means DefaultFailuresMinimumSamples (100).
+	// the relative trip is armed. Zero means 100.
 	MinimumSamples int
-	// Window is how far back the normal failure rate looks, in BaselineSlices
+	// Window is how far back the normal failure rate looks, in 10
 	// buckets. Zero derives it as 2 × Config.TripWindow × Multiple (5 min at the
 	// defaults), the shortest window that wins the race against the trip window.
-	// If that would exceed MaxDerivedFailuresWindow (1 h), a Failures left at its
+	// If that would exceed 1 h, a Failures left at its
 	// zero value steps aside (the relative trip is off), and any other is refused.
 	Window time.Duration
 }
@@ -120,41 +82,41 @@ type Failures struct {
 // settings checks sc and fills in s's latency-baseline fields.
 func (sc SlowCalls) settings(s *settings, p *problems) {
 	s.slowCalls = !sc.Disabled
-	s.slowMult = p.multiple("SlowCalls.Multiple", sc.Multiple, DefaultSlowCallsMultiple)
+	s.slowMult = p.multiple("SlowCalls.Multiple", sc.Multiple, conf.DefaultSlowCallsMultiple)
 	s.slowQ = sc.Quantile
-	if math.IsNaN(sc.Quantile) || sc.Quantile < 0 || sc.Quantile > MaxSlowCallsQuantile {
+	if math.IsNaN(sc.Quantile) || sc.Quantile < 0 || sc.Quantile > conf.MaxSlowCallsQuantile {
 		p.add("SlowCalls.Quantile must lie in (0, %v] (0 means the default %v; it is capped at the median, "+
 			"since a higher quantile follows a brownout instead of remembering healthy latency), got %v",
-			MaxSlowCallsQuantile, DefaultSlowCallsQuantile, sc.Quantile)
+			conf.MaxSlowCallsQuantile, conf.DefaultSlowCallsQuantile, sc.Quantile)
 	}
 	if s.slowQ == 0 {
-		s.slowQ = DefaultSlowCallsQuantile
+		s.slowQ = conf.DefaultSlowCallsQuantile
 	}
-	s.slowWindow = p.duration("SlowCalls.Window", sc.Window, DefaultSlowCallsWindow)
-	if s.slowWindow > 0 && s.slowWindow < BaselineSlices {
-		p.add("SlowCalls.Window must be at least %d nanoseconds (one per slice), got %v", BaselineSlices, s.slowWindow)
+	s.slowWindow = p.duration("SlowCalls.Window", sc.Window, conf.DefaultSlowCallsWindow)
+	if s.slowWindow > 0 && s.slowWindow < conf.BaselineSlices {
+		p.add("SlowCalls.Window must be at least %d nanoseconds (one per slice), got %v", conf.BaselineSlices, s.slowWindow)
 	}
-	s.slowMinimum = p.count("SlowCalls.MinimumSamples", sc.MinimumSamples, DefaultSlowCallsMinimumSamples)
+	s.slowMinimum = p.count("SlowCalls.MinimumSamples", sc.MinimumSamples, conf.DefaultSlowCallsMinimumSamples)
 }
 
 // settings checks f and fills in s's failure-baseline fields, except a derived
 // window, which needs the trip window (see failureRace).
 func (f Failures) settings(s *settings, p *problems) {
 	s.relative = !f.Disabled
-	s.failMult = p.multiple("Failures.Multiple", f.Multiple, DefaultFailuresMultiple)
+	s.failMult = p.multiple("Failures.Multiple", f.Multiple, conf.DefaultFailuresMultiple)
 	s.failFloor = f.Floor
 	if math.IsNaN(f.Floor) || f.Floor < 0 || f.Floor > 1 {
-		p.add("Failures.Floor must lie in (0, 1] (0 means the default %v), got %v", DefaultFailuresFloor, f.Floor)
+		p.add("Failures.Floor must lie in (0, 1] (0 means the default %v), got %v", conf.DefaultFailuresFloor, f.Floor)
 	}
 	if s.failFloor == 0 {
-		s.failFloor = DefaultFailuresFloor
+		s.failFloor = conf.DefaultFailuresFloor
 	}
-	s.failMinimum = p.count("Failures.MinimumSamples", f.MinimumSamples, DefaultFailuresMinimumSamples)
+	s.failMinimum = p.count("Failures.MinimumSamples", f.MinimumSamples, conf.DefaultFailuresMinimumSamples)
 	s.failWindow = f.Window
 	if f.Window < 0 {
 		p.add("Failures.Window must not be negative (0 derives it from TripWindow), got %v", f.Window)
-	} else if f.Window > 0 && f.Window < BaselineSlices {
-		p.add("Failures.Window must be at least %d nanoseconds (one per bucket), got %v", BaselineSlices, f.Window)
+	} else if f.Window > 0 && f.Window < conf.BaselineSlices {
+		p.add("Failures.Window must be at least %d nanoseconds (one per bucket), got %v", conf.BaselineSlices, f.Window)
 	}
 	p.longest("Failures.Window", f.Window)
 }
@@ -172,7 +134,7 @@ func (s *settings) latencyRace(sc SlowCalls, p *problems) {
 	if survives < 2*fills && sc == (SlowCalls{}) {
 		// A default the caller never wrote widens, or steps aside.
 		widened := math.Ceil(2 * fills / s.slowQ)
-		if widened > float64(MaxWidenedSlowCallsWindow) {
+		if widened > float64(conf.MaxWidenedSlowCallsWindow) {
 			s.slowCalls = false
 			return
 		}
@@ -199,17 +161,17 @@ func (s *settings) failureRace(f Failures, p *problems) {
 	}
 	if f.Window == 0 {
 		derived := 2 * float64(s.tripWindow) * s.failMult
-		if derived > float64(MaxDerivedFailuresWindow) {
+		if derived > float64(conf.MaxDerivedFailuresWindow) {
 			if f == (Failures{}) {
 				s.relative = false // a default the caller never wrote steps aside
 				return
 			}
 			p.add("Failures.Window, derived as 2 × TripWindow × Failures.Multiple (2 × %v × %v), would be %v, "+
 				"more than %v; set Failures.Window, lower Failures.Multiple or TripWindow, or set Failures.Disabled",
-				s.tripWindow, s.failMult, time.Duration(derived), MaxDerivedFailuresWindow)
+				s.tripWindow, s.failMult, time.Duration(derived), conf.MaxDerivedFailuresWindow)
 			return
 		}
-		s.failWindow = max(time.Duration(math.Ceil(derived)), BaselineSlices)
+		s.failWindow = max(time.Duration(math.Ceil(derived)), conf.BaselineSlices)
 		return
 	}
 	survives := float64(s.failWindow) / s.failMult

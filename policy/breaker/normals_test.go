@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,7 +93,7 @@ func TestP99ThresholdCannotTrip(t *testing.T) {
 			now := time.Duration(s)*time.Second + time.Duration(i)*time.Second/perSecond
 			// Spread evenly over [1, 1.5) × base, in a scrambled order.
 			d := base + base*time.Duration((s*perSecond+i)*7919%1000)/2000
-			if p99, n := w.Quantile(now, 0.99); n >= breaker.DefaultSlowCallsMinimumSamples && d > p99 {
+			if p99, n := w.Quantile(now, 0.99); n >= conf.DefaultSlowCallsMinimumSamples && d > p99 {
 				slow++
 			}
 			w.Add(now, d)
@@ -126,7 +128,7 @@ func TestNormalLatencyColdStartAndDecay(t *testing.T) {
 	r.serve(1, ok, time.Second, time.Second)
 	normal := r.normalLatency() // the 20th success arms it: the median is still a fast call
 	assert.Less(t, normal, 12*time.Millisecond)
-	r.clock.Advance(breaker.DefaultTripWindow) // an empty trip window, the same baseline
+	r.clock.Advance(conf.DefaultTripWindow) // an empty trip window, the same baseline
 	r.serve(3, ok, time.Second, time.Second)
 	assert.Equal(t, breaker.Closed, r.state())
 	r.serve(1, ok, time.Second, time.Second)
@@ -138,7 +140,7 @@ func TestNormalLatencyColdStartAndDecay(t *testing.T) {
 	r = newRig(t, breaker.Config{BreakJitter: breaker.JitterNone, MinimumCalls: 4})
 	r.serve(20, ok, 10*time.Millisecond, 100*time.Millisecond)
 	r.normalLatency()
-	r.clock.Advance(breaker.DefaultSlowCallsWindow)
+	r.clock.Advance(conf.DefaultSlowCallsWindow)
 	_, known = r.b.NormalLatency()
 	assert.False(t, known, "an idle window reports none, not something stale")
 	r.serve(8, ok, 10*time.Second, 10*time.Second)
@@ -168,15 +170,15 @@ func TestSlowProbeAgainstTheMeasuredNormal(t *testing.T) {
 		n     int // probes that decide
 		want  breaker.State
 	}{
-		{15 * time.Millisecond, breaker.DefaultProbeSuccesses, breaker.Closed}, // under 21 ms: fast
-		{25 * time.Millisecond, breaker.DefaultProbeSlowLead, breaker.Open},    // over 21 ms: not a recovery
-		{100 * time.Millisecond, breaker.DefaultProbeSlowLead, breaker.Open},   // over 30 ms too
+		{15 * time.Millisecond, conf.DefaultProbeSuccesses, breaker.Closed}, // under 21 ms: fast
+		{25 * time.Millisecond, conf.DefaultProbeSlowLead, breaker.Open},    // over 21 ms: not a recovery
+		{100 * time.Millisecond, conf.DefaultProbeSlowLead, breaker.Open},   // over 30 ms too
 	} {
 		r := newRig(t, breaker.Config{BreakJitter: breaker.JitterNone})
 		r.serve(100, ok, 10*time.Millisecond, time.Second)
 		r.serve(5, fail, time.Millisecond, time.Millisecond)
 		require.Equal(t, breaker.Open, r.state())
-		r.clock.Advance(breaker.DefaultBreakDuration)
+		r.clock.Advance(conf.DefaultBreakDuration)
 		for range tc.n - 1 {
 			r.run(ok, tc.probe)
 		}
@@ -203,7 +205,7 @@ func TestBaselinesSurviveOpenCloseResetIsolate(t *testing.T) {
 	}
 	want := normals(s)
 
-	r.clock.Advance(breaker.DefaultBreakDuration)
+	r.clock.Advance(conf.DefaultBreakDuration)
 	r.serve(2, ok, 10*time.Millisecond, 10*time.Millisecond) // probes: feed neither baseline
 	require.Equal(t, breaker.Closed, r.state())
 	assert.Equal(t, want, normals(r.b.Snapshot()), "after closing")
@@ -222,7 +224,7 @@ func TestRelativeTripAtTheFloorNeedsTwoFailures(t *testing.T) {
 	rate, known := r.b.NormalFailureRate()
 	require.True(t, known)
 	assert.Equal(t, 0.0, rate)
-	assert.Equal(t, breaker.DefaultFailuresFloor, r.b.Snapshot().FailureTripPoint)
+	assert.Equal(t, conf.DefaultFailuresFloor, r.b.Snapshot().FailureTripPoint)
 
 	r.clock.Advance(10 * time.Second) // an empty trip window
 	r.serve(1, fail, time.Millisecond, 100*time.Millisecond)
@@ -336,7 +338,7 @@ func TestAYoungBreakerSaysWhatItKnows(t *testing.T) {
 	r.serve(300, ok, 10*time.Millisecond, 100*time.Millisecond) // 30 s of successes
 	s := r.b.Snapshot()
 	require.True(t, s.NormalLatencyOK)
-	assert.InDelta(t, float64(30*time.Second), float64(s.NormalLatencyHeld), float64(breaker.DefaultSlowCallsWindow/breaker.BaselineSlices))
+	assert.InDelta(t, float64(30*time.Second), float64(s.NormalLatencyHeld), float64(conf.DefaultSlowCallsWindow/conf.BaselineSlices))
 	assert.False(t, s.NormalLatencyHoldsOut, "0.5 x 30 s is short of 2 x 0.5 x 30 s")
 	r.serve(400, ok, 10*time.Millisecond, 100*time.Millisecond) // 70 s up
 	s = r.b.Snapshot()

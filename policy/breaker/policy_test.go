@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,7 +103,7 @@ func TestGuardMeasuresOnTheBreakerClock(t *testing.T) {
 		runFail(r)
 	}
 	r.clock.Advance(15 * time.Second)
-	for range breaker.DefaultProbeSlowLead { // slow probes, a lead of ProbeSlowLead
+	for range conf.DefaultProbeSlowLead { // slow probes, a lead of ProbeSlowLead
 		_, err := pipeline.New(breaker.Guard[int](r.b)).Execute(context.Background(), func(context.Context) (int, error) {
 			r.clock.Advance(2 * time.Second) // the probe answers, slowly
 			return 1, nil
@@ -278,8 +280,8 @@ func TestAnOpenBreakerWithoutAHookRefusesWithoutItsLock(t *testing.T) {
 	trip()
 	d, admitted := hint()
 	require.False(t, admitted)
-	assert.Equal(t, breaker.DefaultBreakDuration, d)
-	clock.Advance(breaker.DefaultBreakDuration - time.Second)
+	assert.Equal(t, conf.DefaultBreakDuration, d)
+	clock.Advance(conf.DefaultBreakDuration - time.Second)
 	d, _ = hint()
 	assert.Equal(t, time.Second, d)
 	clock.Advance(time.Second)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -59,7 +61,7 @@ func TestPressureIsOneUnlessClosed(t *testing.T) {
 	r.run(fail, 0)
 	assert.Equal(t, breaker.Open, r.state())
 	assert.Equal(t, 1.0, r.b.Pressure())
-	r.clock.Advance(breaker.DefaultBreakDuration)
+	r.clock.Advance(conf.DefaultBreakDuration)
 	assert.Equal(t, 1.0, r.b.Pressure(), "half-open")
 	r.b.Reset()
 	assert.Equal(t, 0.0, r.b.Pressure())

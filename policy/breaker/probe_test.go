@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,7 +48,7 @@ func phases(t *testing.T, cfg breaker.Config, draw func() time.Duration, n int) 
 	for range n {
 		r.b.Reset()
 		r.run(fail, 0)
-		r.clock.Advance(breaker.DefaultBreakDuration)
+		r.clock.Advance(conf.DefaultBreakDuration)
 		for r.state() == breaker.HalfOpen {
 			d := draw()
 			r.run(ok, d)
@@ -155,13 +157,13 @@ func TestProbeJudgedStricterThanTheRamp(t *testing.T) {
 	r := newRig(t, exact())
 	r.run(fail, 0)
 	r.clock.Advance(8 * time.Second)
-	for range breaker.DefaultProbeSlowLead {
+	for range conf.DefaultProbeSlowLead {
 		r.run(ok, 80*time.Millisecond)
 	}
 	require.Equal(t, breaker.Recovering, r.state(), "slow probes start the ramp held back")
 	lastCause(breaker.CauseProbeSlow)(r)
 	terms(0.125, true)(r)
-	for range breaker.DefaultProbeSuccesses {
+	for range conf.DefaultProbeSuccesses {
 		rampCall(ok, 80*time.Millisecond)(r)
 	}
 	terms(0.125, false)(r) // a run of fast calls released it

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -266,7 +268,7 @@ func TestSlowProbeStartsTheRamp(t *testing.T) {
 		r := newRig(t, cfg)
 		r.run(fail, 0)
 		r.clock.Advance(8 * time.Second)
-		for range breaker.DefaultProbeSlowLead - 1 {
+		for range conf.DefaultProbeSlowLead - 1 {
 			r.run(ok, slow)
 		}
 		require.Equal(t, breaker.HalfOpen, r.state(), "three slow probes may be the tail")

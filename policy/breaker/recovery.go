@@ -3,24 +3,8 @@ package breaker
 import (
 	"math"
 	"time"
-)
 
-// The defaults of a [Recovery] whose fields are zero.
-const (
-	// DefaultRecoveryFraction is the length of a ramp as a fraction of the time
-	// the breaker was open: a 15 s break ramps over 3.75 s.
-	DefaultRecoveryFraction = 0.25
-	// DefaultRecoveryInitial is the fraction of attempts a ramp admits when it
-	// starts, and never less after a setback; and the share of the attempts
-	// offered during a break that the trickle lets through.
-	DefaultRecoveryInitial = 0.05
-	// DefaultRecoveryMinimum is the shortest ramp.
-	DefaultRecoveryMinimum = time.Second
-	// DefaultRecoveryMaximum is the longest ramp.
-	DefaultRecoveryMaximum = 30 * time.Second
-	// DefaultTrickleEvery is the longest an open breaker with a ramp goes
-	// without letting a probe through.
-	DefaultTrickleEvery = time.Second
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 )
 
 // Recovery configures how a breaker comes back from a trip: a trickle of
@@ -60,23 +44,23 @@ const (
 // then pays. See docs/breaker.md for the measurements behind these rules.
 type Recovery struct {
 	// Fraction is the ramp's length as a fraction of the time the breaker was
-	// open. Zero means DefaultRecoveryFraction (0.25); otherwise it must lie in
+	// open. Zero means 0.25; otherwise it must lie in
 	// (0, 1].
 	Fraction float64
 	// Initial is the fraction the ramp starts at and never falls below, and
 	// the share of the offered attempts the trickle lets through. Zero means
-	// DefaultRecoveryInitial (0.05); otherwise it must lie in (0, 1): at 1
+	// 0.05; otherwise it must lie in (0, 1): at 1
 	// there would be no ramp.
 	Initial float64
-	// Minimum is the shortest ramp. Zero means DefaultRecoveryMinimum (1 s), or
+	// Minimum is the shortest ramp. Zero means 1 s, or
 	// Maximum if that is set and shorter; it must not be negative.
 	Minimum time.Duration
-	// Maximum is the longest ramp. Zero means DefaultRecoveryMaximum (30 s), or
+	// Maximum is the longest ramp. Zero means 30 s, or
 	// Minimum if that is longer; it must not be negative nor shorter than
 	// Minimum.
 	Maximum time.Duration
 	// TrickleEvery is the longest an open breaker goes, during a trip's break,
-	// without letting a probe through. Zero means DefaultTrickleEvery (1 s); a
+	// without letting a probe through. Zero means 1 s; a
 	// negative value turns the trickle off, so that the break refuses
 	// everything (the ramp is unchanged).
 	TrickleEvery time.Duration
@@ -90,42 +74,42 @@ func (r *Recovery) settings(s *settings, p *problems) {
 	s.ramp = true
 	s.rampFraction = r.Fraction
 	if math.IsNaN(r.Fraction) || r.Fraction < 0 || r.Fraction > 1 {
-		p.add("Recovery.Fraction must lie in (0, 1] (0 means the default %v), got %v", DefaultRecoveryFraction, r.Fraction)
+		p.add("Recovery.Fraction must lie in (0, 1] (0 means the default %v), got %v", conf.DefaultRecoveryFraction, r.Fraction)
 	}
 	if s.rampFraction == 0 {
-		s.rampFraction = DefaultRecoveryFraction
+		s.rampFraction = conf.DefaultRecoveryFraction
 	}
 	s.rampInitial = r.Initial
 	if math.IsNaN(r.Initial) || r.Initial < 0 || r.Initial >= 1 {
 		p.add("Recovery.Initial must lie in (0, 1) (0 means the default %v; 1 would admit everything at once, "+
-			"which is no ramp: leave Config.Recovery nil for that), got %v", DefaultRecoveryInitial, r.Initial)
+			"which is no ramp: leave Config.Recovery nil for that), got %v", conf.DefaultRecoveryInitial, r.Initial)
 	}
 	if s.rampInitial == 0 {
-		s.rampInitial = DefaultRecoveryInitial
+		s.rampInitial = conf.DefaultRecoveryInitial
 	}
 	s.rampMin, s.rampMax = r.Minimum, r.Maximum
 	if r.Minimum < 0 {
-		p.add("Recovery.Minimum must not be negative (0 means the default %v), got %v", DefaultRecoveryMinimum, r.Minimum)
+		p.add("Recovery.Minimum must not be negative (0 means the default %v), got %v", conf.DefaultRecoveryMinimum, r.Minimum)
 	}
 	p.longest("Recovery.Minimum", r.Minimum)
 	if r.Maximum < 0 {
-		p.add("Recovery.Maximum must not be negative (0 means the default %v), got %v", DefaultRecoveryMaximum, r.Maximum)
+		p.add("Recovery.Maximum must not be negative (0 means the default %v), got %v", conf.DefaultRecoveryMaximum, r.Maximum)
 	}
 	p.longest("Recovery.Maximum", r.Maximum)
 	switch {
 	case r.TrickleEvery == 0:
-		s.trickleEvery = DefaultTrickleEvery
+		s.trickleEvery = conf.DefaultTrickleEvery
 	case r.TrickleEvery > 0:
 		s.trickleEvery = r.TrickleEvery
 		p.longest("Recovery.TrickleEvery", r.TrickleEvery)
 	}
 	switch {
 	case s.rampMin == 0 && s.rampMax == 0:
-		s.rampMin, s.rampMax = DefaultRecoveryMinimum, DefaultRecoveryMaximum
+		s.rampMin, s.rampMax = conf.DefaultRecoveryMinimum, conf.DefaultRecoveryMaximum
 	case s.rampMin == 0: // a default never contradicts the field that was set
-		s.rampMin = min(DefaultRecoveryMinimum, s.rampMax)
+		s.rampMin = min(conf.DefaultRecoveryMinimum, s.rampMax)
 	case s.rampMax == 0:
-		s.rampMax = max(DefaultRecoveryMaximum, s.rampMin)
+		s.rampMax = max(conf.DefaultRecoveryMaximum, s.rampMin)
 	case s.rampMax < s.rampMin:
 		p.add("Recovery.Maximum must not be shorter than Recovery.Minimum, got Maximum %v with Minimum %v",
 			s.rampMax, s.rampMin)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -34,9 +36,9 @@ func TestRecoveryDefaultsAreValid(t *testing.T) {
 	r := ramped(t, breaker.Config{ConsecutiveFailures: 1, BreakJitter: breaker.JitterNone, Recovery: &breaker.Recovery{}})
 	s := r.b.Snapshot()
 	require.Equal(t, breaker.Recovering, s.State)
-	assert.Equal(t, breaker.DefaultRecoveryInitial, s.RampFraction)
-	assert.Equal(t, time.Duration(breaker.DefaultRecoveryFraction*float64(breaker.DefaultBreakDuration)), s.RampLength)
-	assert.Equal(t, epoch.Add(breaker.DefaultBreakDuration), s.RampStarted)
+	assert.Equal(t, conf.DefaultRecoveryInitial, s.RampFraction)
+	assert.Equal(t, time.Duration(conf.DefaultRecoveryFraction*float64(conf.DefaultBreakDuration)), s.RampLength)
+	assert.Equal(t, epoch.Add(conf.DefaultBreakDuration), s.RampStarted)
 }
 
 // TestRampLengthFollowsTheBreak: the ramp lasts Fraction of the break just
@@ -108,9 +110,9 @@ func TestRampRunOutReadsClosed(t *testing.T) {
 	assert.Equal(t, []string{"closed->open", "open->half-open", "half-open->recovering", "recovering->closed"}, r.transitions())
 	assert.Equal(t, before, r.b.Snapshot(), "the admission did what the reads said")
 	assert.Equal(t, 1.0, r.b.Pressure(), "closed this instant")
-	r.clock.Advance(breaker.DefaultTripWindow / 4)
+	r.clock.Advance(conf.DefaultTripWindow / 4)
 	assert.Equal(t, 0.75, r.b.Pressure(), "a quarter of the trip window later")
-	r.clock.Advance(breaker.DefaultTripWindow * 3 / 4)
+	r.clock.Advance(conf.DefaultTripWindow * 3 / 4)
 	assert.Equal(t, 0.0, r.b.Pressure(), "a trip window later")
 }
 

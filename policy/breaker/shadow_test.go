@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,7 +102,7 @@ func TestShadowLockFreePath(t *testing.T) {
 	require.Equal(t, breaker.Open, b.State())
 	b.SetShadow(false)
 	_, err = b.Admit()
-	assert.Equal(t, breaker.DefaultBreakDuration, refusalHint(t, err))
+	assert.Equal(t, conf.DefaultBreakDuration, refusalHint(t, err))
 	b.SetShadow(true)
 	_, err = b.Admit()
 	assert.NoError(t, err)

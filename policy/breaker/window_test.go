@@ -5,6 +5,8 @@ import (
 	"time"
 	"unsafe"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/stretchr/testify/assert"
 )
 
@@ -44,5 +46,5 @@ func TestBaselineSizes(t *testing.T) {
 	}
 	assert.Equal(t, uintptr(88), unsafe.Sizeof(window{}))
 	assert.Equal(t, uintptr(24), unsafe.Sizeof(bucket{}))
-	assert.Equal(t, 88+BaselineSlices*24, int(unsafe.Sizeof(window{})+BaselineSlices*unsafe.Sizeof(bucket{})))
+	assert.Equal(t, 88+conf.BaselineSlices*24, int(unsafe.Sizeof(window{})+conf.BaselineSlices*unsafe.Sizeof(bucket{})))
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"pgregory.net/rapid"
 
 	"github.com/resilience-go/pipeline/outcome"
@@ -47,7 +49,7 @@ func Configs() *rapid.Generator[breaker.Config] {
 		if rapid.Bool().Draw(t, "max break set") {
 			base := c.BreakDuration
 			if base == 0 {
-				base = breaker.DefaultBreakDuration
+				base = breakerconf.DefaultBreakDuration
 			}
 			c.MaxBreakDuration = base * time.Duration(rapid.IntRange(1, 8).Draw(t, "max break factor"))
 		}
@@ -89,13 +91,13 @@ func slowCalls(t *rapid.T, c breaker.Config) breaker.SlowCalls {
 	}
 	q, ratio, trip := sc.Quantile, c.SlowCallRatio, c.TripWindow
 	if q == 0 {
-		q = breaker.DefaultSlowCallsQuantile
+		q = breakerconf.DefaultSlowCallsQuantile
 	}
 	if ratio == 0 {
-		ratio = breaker.DefaultSlowCallRatio
+		ratio = breakerconf.DefaultSlowCallRatio
 	}
 	if trip == 0 {
-		trip = breaker.DefaultTripWindow
+		trip = breakerconf.DefaultTripWindow
 	}
 	// The shortest window that wins the race, a few times over.
 	least := max(time.Duration(math.Ceil(2*ratio*float64(trip)/q)), time.Second)
@@ -117,10 +119,10 @@ func failures(t *rapid.T, c breaker.Config) breaker.Failures {
 	if rapid.Bool().Draw(t, "Failures.Window set") {
 		mult, trip := f.Multiple, c.TripWindow
 		if mult == 0 {
-			mult = breaker.DefaultFailuresMultiple
+			mult = breakerconf.DefaultFailuresMultiple
 		}
 		if trip == 0 {
-			trip = breaker.DefaultTripWindow
+			trip = breakerconf.DefaultTripWindow
 		}
 		least := time.Duration(math.Ceil(2 * mult * float64(trip)))
 		f.Window = least * time.Duration(rapid.IntRange(1, 3).Draw(t, "Failures.Window factor"))

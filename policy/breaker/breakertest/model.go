@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -126,12 +128,12 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 		return v
 	}
 	m := &Model{
-		Consecutive:       or(cfg.ConsecutiveFailures, breaker.DefaultConsecutiveFailures),
-		MinimumCalls:      or(cfg.MinimumCalls, breaker.DefaultMinimumCalls),
-		Buckets:           or(cfg.WindowBuckets, breaker.DefaultWindowBuckets),
-		Probes:            or(cfg.HalfOpenProbes, breaker.DefaultHalfOpenProbes),
-		ProbeSuccesses:    or(cfg.ProbeSuccesses, breaker.DefaultProbeSuccesses),
-		ProbeSlowLead:     or(cfg.ProbeSlowLead, breaker.DefaultProbeSlowLead),
+		Consecutive:       or(cfg.ConsecutiveFailures, breakerconf.DefaultConsecutiveFailures),
+		MinimumCalls:      or(cfg.MinimumCalls, breakerconf.DefaultMinimumCalls),
+		Buckets:           or(cfg.WindowBuckets, breakerconf.DefaultWindowBuckets),
+		Probes:            or(cfg.HalfOpenProbes, breakerconf.DefaultHalfOpenProbes),
+		ProbeSuccesses:    or(cfg.ProbeSuccesses, breakerconf.DefaultProbeSuccesses),
+		ProbeSlowLead:     or(cfg.ProbeSlowLead, breakerconf.DefaultProbeSlowLead),
 		ProbeSlowFraction: cfg.ProbeSlowFraction,
 		FailureRatio:      cfg.FailureRatio,
 		SlowCallRatio:     cfg.SlowCallRatio,
@@ -145,19 +147,19 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 		slots:             map[int]time.Time{},
 	}
 	if m.SlowCallRatio == 0 {
-		m.SlowCallRatio = breaker.DefaultSlowCallRatio
+		m.SlowCallRatio = breakerconf.DefaultSlowCallRatio
 	}
 	if m.ProbeSlowFraction == 0 {
-		m.ProbeSlowFraction = breaker.DefaultProbeSlowFraction
+		m.ProbeSlowFraction = breakerconf.DefaultProbeSlowFraction
 	}
 	if m.TripWindow == 0 {
-		m.TripWindow = breaker.DefaultTripWindow
+		m.TripWindow = breakerconf.DefaultTripWindow
 	}
 	if m.BreakDuration == 0 {
-		m.BreakDuration = breaker.DefaultBreakDuration
+		m.BreakDuration = breakerconf.DefaultBreakDuration
 	}
 	if m.MaxBreak == 0 {
-		m.MaxBreak = max(breaker.DefaultMaxBreakDuration, m.BreakDuration)
+		m.MaxBreak = max(breakerconf.DefaultMaxBreakDuration, m.BreakDuration)
 	}
 	m.newNormals(cfg)
 	m.newRecovery(cfg)

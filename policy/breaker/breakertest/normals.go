@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -18,28 +20,28 @@ func (m *Model) newNormals(cfg breaker.Config) {
 	}
 	sc := cfg.SlowCalls
 	m.SlowCallsOn = !sc.Disabled
-	m.SlowCallsMultiple = orF(sc.Multiple, breaker.DefaultSlowCallsMultiple)
-	m.SlowCallsQuantile = orF(sc.Quantile, breaker.DefaultSlowCallsQuantile)
+	m.SlowCallsMultiple = orF(sc.Multiple, breakerconf.DefaultSlowCallsMultiple)
+	m.SlowCallsQuantile = orF(sc.Quantile, breakerconf.DefaultSlowCallsQuantile)
 	m.SlowCallsWindow = sc.Window
 	if m.SlowCallsWindow == 0 {
-		m.SlowCallsWindow = breaker.DefaultSlowCallsWindow
+		m.SlowCallsWindow = breakerconf.DefaultSlowCallsWindow
 	}
 	m.SlowCallsMinimumSamples = sc.MinimumSamples
 	if m.SlowCallsMinimumSamples == 0 {
-		m.SlowCallsMinimumSamples = breaker.DefaultSlowCallsMinimumSamples
+		m.SlowCallsMinimumSamples = breakerconf.DefaultSlowCallsMinimumSamples
 	}
 	// A SlowCalls left at its zero value widens its window to win the race
 	// against the trip window, or steps aside past an hour.
 	if need := 2 * m.SlowCallRatio * float64(m.TripWindow); sc == (breaker.SlowCalls{}) &&
 		m.SlowCallsQuantile*float64(m.SlowCallsWindow) < need {
 		widened := math.Ceil(need / m.SlowCallsQuantile)
-		if widened > float64(breaker.MaxWidenedSlowCallsWindow) {
+		if widened > float64(breakerconf.MaxWidenedSlowCallsWindow) {
 			m.SlowCallsOn = false
 		}
 		m.SlowCallsWindow = time.Duration(widened)
 	}
 	if m.SlowCallsOn {
-		w, err := latency.NewWindow(m.SlowCallsWindow, breaker.BaselineSlices)
+		w, err := latency.NewWindow(m.SlowCallsWindow, breakerconf.BaselineSlices)
 		if err != nil {
 			panic("breakertest: NewModel: invalid SlowCalls.Window: " + err.Error())
 		}
@@ -48,21 +50,21 @@ func (m *Model) newNormals(cfg breaker.Config) {
 
 	f := cfg.Failures
 	m.FailuresOn = !f.Disabled
-	m.FailuresMultiple = orF(f.Multiple, breaker.DefaultFailuresMultiple)
-	m.FailuresFloor = orF(f.Floor, breaker.DefaultFailuresFloor)
+	m.FailuresMultiple = orF(f.Multiple, breakerconf.DefaultFailuresMultiple)
+	m.FailuresFloor = orF(f.Floor, breakerconf.DefaultFailuresFloor)
 	m.FailuresMinimumSamples = f.MinimumSamples
 	if m.FailuresMinimumSamples == 0 {
-		m.FailuresMinimumSamples = breaker.DefaultFailuresMinimumSamples
+		m.FailuresMinimumSamples = breakerconf.DefaultFailuresMinimumSamples
 	}
 	m.FailuresWindow = f.Window
 	if m.FailuresWindow == 0 {
 		// Derived: twice the trip window, Multiple times over, rounded up; a
 		// default that would need more than an hour steps aside.
 		derived := math.Ceil(2 * float64(m.TripWindow) * m.FailuresMultiple)
-		if derived > float64(breaker.MaxDerivedFailuresWindow) {
+		if derived > float64(breakerconf.MaxDerivedFailuresWindow) {
 			m.FailuresOn = false
 		}
-		m.FailuresWindow = max(time.Duration(derived), breaker.BaselineSlices)
+		m.FailuresWindow = max(time.Duration(derived), breakerconf.BaselineSlices)
 	}
 }
 
@@ -121,9 +123,9 @@ func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
 // baseline at now: those recorded while Closed in the bucket of now and the
 // BaselineSlices-1 before it.
 func (m *Model) BaselineCounts(now time.Time) (calls, failures int) {
-	width := m.FailuresWindow / breaker.BaselineSlices
+	width := m.FailuresWindow / breakerconf.BaselineSlices
 	index := func(t time.Time) int64 { return int64(t.Sub(m.Origin) / width) }
-	for len(m.outcomes) > 0 && index(now)-index(m.outcomes[0].at) >= breaker.BaselineSlices {
+	for len(m.outcomes) > 0 && index(now)-index(m.outcomes[0].at) >= breakerconf.BaselineSlices {
 		m.outcomes = m.outcomes[1:] // gone for good: time never runs back
 	}
 	for _, o := range m.outcomes {

@@ -3,6 +3,8 @@ package breakertest
 import (
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
+
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -15,25 +17,25 @@ func (m *Model) newRecovery(cfg breaker.Config) {
 	m.RecoveryOn = true
 	m.RecoveryFraction, m.RecoveryInitial = r.Fraction, r.Initial
 	if m.RecoveryFraction == 0 {
-		m.RecoveryFraction = breaker.DefaultRecoveryFraction
+		m.RecoveryFraction = breakerconf.DefaultRecoveryFraction
 	}
 	if m.RecoveryInitial == 0 {
-		m.RecoveryInitial = breaker.DefaultRecoveryInitial
+		m.RecoveryInitial = breakerconf.DefaultRecoveryInitial
 	}
 	// A zero bound is its default, unless that would contradict the other bound.
 	m.RecoveryMinimum, m.RecoveryMaximum = r.Minimum, r.Maximum
 	if m.RecoveryMinimum == 0 {
-		m.RecoveryMinimum = breaker.DefaultRecoveryMinimum
+		m.RecoveryMinimum = breakerconf.DefaultRecoveryMinimum
 		if r.Maximum > 0 && r.Maximum < m.RecoveryMinimum {
 			m.RecoveryMinimum = r.Maximum
 		}
 	}
 	if m.RecoveryMaximum == 0 {
-		m.RecoveryMaximum = max(breaker.DefaultRecoveryMaximum, m.RecoveryMinimum)
+		m.RecoveryMaximum = max(breakerconf.DefaultRecoveryMaximum, m.RecoveryMinimum)
 	}
 	switch {
 	case r.TrickleEvery == 0:
-		m.RecoveryTrickleEvery = breaker.DefaultTrickleEvery
+		m.RecoveryTrickleEvery = breakerconf.DefaultTrickleEvery
 	case r.TrickleEvery > 0:
 		m.RecoveryTrickleEvery = r.TrickleEvery
 	}
