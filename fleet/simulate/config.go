@@ -53,9 +53,14 @@ const (
 	// SickProcess: one process's own network fails every call it makes,
 	// while the dependency serves every other process.
 	SickProcess
+	// ZoneOutage: the dependency fails every call from a third of the
+	// processes (those whose index is a multiple of 3, as one zone of three),
+	// and serves the others.
+	ZoneOutage
 )
 
-// Situations lists the situations in the order the scenario runs them.
+// Situations lists the situations in the order the scenario runs them
+// (ZoneOutage is one of the fleet's failures, not of the scenario).
 var Situations = []Situation{Outage, SickProcess}
 
 // String returns the situation's name, such as "sick-process".
@@ -65,6 +70,8 @@ func (s Situation) String() string {
 		return "outage"
 	case SickProcess:
 		return "sick-process"
+	case ZoneOutage:
+		return "zone-outage"
 	}
 	return fmt.Sprintf("simulate.Situation(%d)", uint8(s))
 }
@@ -89,6 +96,10 @@ const (
 type Config struct {
 	// Name names the run in its report; empty means the situation's name.
 	Name string
+	// Variant tells the run from the others of its case that share its
+	// strategy, such as "Redis instant"; a chart names its line by the
+	// strategy and the variant (see Report.Label). Empty means none.
+	Variant string
 	// Seed seeds every random draw of the run.
 	Seed uint64
 	// Strategy is how the processes share their breakers.
@@ -123,6 +134,16 @@ type Config struct {
 	// first two).
 	Refresh, TTL time.Duration
 	Fraction     float64
+	// Restart, when its Share is positive, restarts that share of the
+	// processes during the run (see Restart). The zero value restarts none.
+	Restart Restart
+	// Redis, when not nil, is the Redis the fleet's rounds reach: each round
+	// trip (a round, or the read of a restarted process's Watch) is one
+	// attempt on the model, taking its latency. A trip that fails, or that
+	// takes longer than the round's timeout, half of Refresh, fails the round
+	// (see redis.go). Nil means a Redis that answers every trip at once.
+	// Independent processes never reach it.
+	Redis simulation.Model
 }
 
 // settings is a validated Config with its defaults applied.
@@ -151,7 +172,7 @@ func (c Config) settings() (settings, error) {
 	if c.Strategy > Quorum {
 		add("Strategy is unknown: %v", c.Strategy)
 	}
-	if c.Situation > SickProcess {
+	if c.Situation > ZoneOutage {
 		add("Situation is unknown: %v", c.Situation)
 	}
 	if c.Name == "" {
@@ -206,6 +227,9 @@ func (c Config) settings() (settings, error) {
 	}
 	if math.IsNaN(c.Fraction) || c.Fraction < 0 || c.Fraction >= 1 {
 		add("Fraction must lie in [0, 1), got %v", c.Fraction)
+	}
+	if err := c.Restart.validate(c.Duration); err != nil {
+		p = append(p, err)
 	}
 	return settings{Config: c}, errors.Join(p...)
 }

@@ -13,16 +13,20 @@
 // the processes seen within the TTL make a quorum, and how a closed breaker
 // follows one (IsolateFor twice the refresh, renewed every round). Redis
 // itself is modelled: each process publishes its report and reads everyone's
-// once every refresh, at its own phase, and a round trip takes no time. The
-// dependency is modelled by the root simulation package's models.
+// once every refresh, at its own phase, and a round trip takes no time
+// unless Config.Redis gives it a latency, or failures: then a round trip
+// over the round's timeout, or failing, applies nothing, as the fleet's
+// (redis.go says how). The dependency is modelled by the root simulation
+// package's models.
 //
 // # Determinism
 //
 // A run is a discrete-event simulation on one goroutine; events are ordered
 // by time and, at equal times, by the order they were scheduled. Every random
 // draw (the model's latencies, the processes' phases, the breakers' break
-// jitter) comes from PCG generators seeded from Config.Seed, so the same
-// Config gives a byte-identical Report, text and charts.
+// jitter, the processes restarted, Redis's latencies) comes from PCG
+// generators seeded from Config.Seed, so the same Config gives a
+// byte-identical Report, text and charts.
 //
 // # The scenario
 //
@@ -31,8 +35,17 @@
 // under an uneven one; [Summary] and [Charts] compare them, and the command
 // fleet/cmd/simulate prints and draws them. docs/fleet.md gives the figures.
 //
+// # The fleet's own failures
+//
+// [RunFailures] runs each of [Failures], the ways the fleet itself can
+// fail: processes restarted during the outage ([Restart]: new ids, fresh
+// breakers, Watch starting them as the fleet's does), a slow Redis and an
+// absent one (Config.Redis), and the dependency failing for a third of the
+// fleet ([ZoneOutage]). [FailureSummary] and [Failure.Chart] compare each
+// case's runs; docs/fleet-failures.md gives the figures.
+//
 // # Concurrency
 //
-// [Run] and [Scenario] may be called from many goroutines at once: runs
-// share nothing. A Report is not modified after Run returns it.
+// [Run], [Scenario] and [RunFailures] may be called from many goroutines at
+// once: runs share nothing. A Report is not modified after Run returns it.
 package simulate

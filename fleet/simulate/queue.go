@@ -17,6 +17,11 @@ const (
 	evEnd
 	// evRound: a process publishes its report and reads the fleet's.
 	evRound
+	// evReply: a round trip to a Redis that takes time reaches it, and its
+	// answer comes back (see redis.go).
+	evReply
+	// evRestart: a process is replaced by a new one (see restart.go).
+	evRestart
 )
 
 // event is one thing that happens at a point of virtual time. Events at
@@ -25,16 +30,21 @@ type event struct {
 	at   time.Duration
 	seq  uint64
 	proc int32
-	slot int32 // evEnd: the attempt's index in run.pending
+	// slot is, for evEnd, the attempt's index in run.pending; for evRound
+	// and evReply, the id of the process they are of (its index in
+	// run.hash), so that a restart, which gives the process a new id, ends
+	// them; for evRestart, the restart's index in Report.Restarts.
+	slot int32
 	kind kind
 }
 
 // pending is an attempt in flight, waiting for its evEnd. Events carry its
 // index rather than the attempt, so that the heap moves small values.
 type pending struct {
-	ticket  breaker.Ticket  // the attempt's admission
-	verdict outcome.Verdict // how it ends
-	took    time.Duration   // how long it takes
+	b       *breaker.Breaker // that admitted it: a restart replaces the process's
+	ticket  breaker.Ticket   // the attempt's admission
+	verdict outcome.Verdict  // how it ends
+	took    time.Duration    // how long it takes
 }
 
 // queue is the run's pending events, a binary heap ordered by (at, seq),

@@ -21,6 +21,8 @@ const (
 	streamModel uint64 = iota + 1
 	streamPhase
 	streamBreaker
+	streamRestart
+	streamRedis
 )
 
 // derive returns the second PCG seed word of stream for the index-th
@@ -46,6 +48,9 @@ func Run(c Config) (*Report, error) {
 		return nil, err
 	}
 	r.loop()
+	if r.err != nil {
+		return nil, r.err
+	}
 	return r.rep, nil
 }
 
@@ -61,13 +66,17 @@ type run struct {
 	procs   []proc
 	pending []pending // attempts in flight, by slot
 	free    []int32   // free slots of pending
-	// hash is the fleet's Redis hash: the latest report of each process,
+	// hash is the fleet's Redis hash: the latest report of each process id,
 	// when it was published (in nanoseconds of virtual time, shifted left by
 	// 8) with its state in the low byte, or 0 before its first round. One
 	// word per report keeps the count, which reads them all every round,
-	// cheap under the race detector.
-	hash []uint64
-	rep  *Report
+	// cheap under the race detector. Process i starts with id i; the j-th
+	// restart gives its process the id Processes + j.
+	hash      []uint64
+	redis     simulation.Dependency // Config.Redis started, nil for an instant Redis
+	redisRand *rand.Rand            // its draws
+	rep       *Report
+	err       error // that ended the run early
 }
 
 // proc is one client process.
@@ -76,7 +85,13 @@ type proc struct {
 	member quorum.Member // the fleet's side of its breaker
 	period time.Duration // between two of its calls
 	phase  time.Duration // of its first call
-	calls  int           // offered so far
+	calls  int           // of its schedule so far, offered or (before from) skipped
+	id     int32         // its report's index in run.hash
+
+	from      time.Duration // it makes no call before: a restarted process's Watch is reading
+	restarted int32         // 1 + its index in Report.Restarts, 0 if it was not restarted
+	degraded  bool          // its latest round trip failed
+	pub       publication   // its round trip on its way to Redis
 }
 
 func newRun(s settings) (*run, error) {
@@ -95,40 +110,60 @@ func newRun(s settings) (*run, error) {
 		down:  down,
 		rand:  rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamModel, 0))),
 		procs: make([]proc, s.Processes),
-		hash:  make([]uint64, s.Processes),
+		hash:  make([]uint64, s.Processes+s.Restart.count(s.Processes)),
 		rep: &Report{
-			Name: s.Name, Strategy: s.Strategy, Situation: s.Situation, Seed: s.Seed, Processes: s.Processes,
+			Name: s.Name, Variant: s.Variant, Strategy: s.Strategy, Situation: s.Situation, Seed: s.Seed, Processes: s.Processes,
 			Rate: s.Rate, Rates: slices.Clone(s.Rates), Duration: s.Duration, Fault: s.Fault,
+			Restart: s.Restart, Redis: s.Redis,
 			Stops:   make([]time.Duration, s.Processes),
+			Opened:  make([]time.Duration, s.Processes),
 			Seconds: make([]Second, (s.Duration+time.Second-1)/time.Second),
 		},
+	}
+	if s.Redis != nil && s.Strategy != Independent {
+		if r.redis, err = s.Redis.Start(); err != nil {
+			return nil, fmt.Errorf("simulate: Config.Redis: %w", err)
+		}
+		r.redisRand = rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamRedis, 0)))
 	}
 	phases := rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamPhase, 0)))
 	for i := range r.procs {
 		p := &r.procs[i]
-		r.rep.Stops[i] = -1
-		bc := s.Breaker
-		bc.Clock = r.clock
-		bc.Rand = rand.NewPCG(s.Seed, derive(s.Seed, streamBreaker, uint64(i)))
-		bc.OnEvent = nil // a hook would make every refusal build an event
-		if p.b, err = breaker.New(bc); err != nil {
-			return nil, fmt.Errorf("simulate: Config.Breaker: %w", err)
+		r.rep.Stops[i], r.rep.Opened[i] = -1, -1
+		if p.b, err = r.newBreaker(i); err != nil {
+			return nil, err
 		}
+		p.id = int32(i)
 		p.period = s.period(i)
 		p.phase = time.Duration(phases.Float64() * float64(p.period))
 		r.q.push(event{at: p.phase, kind: evCall, proc: int32(i)})
 	}
 	if s.Strategy != Independent {
 		for i := range r.procs {
-			r.q.push(event{at: time.Duration(phases.Float64() * float64(s.Refresh)), kind: evRound, proc: int32(i)})
+			r.q.push(event{at: time.Duration(phases.Float64() * float64(s.Refresh)), kind: evRound, proc: int32(i), slot: int32(i)})
 		}
 	}
+	r.planRestarts()
 	return r, nil
+}
+
+// newBreaker builds the breaker of the process whose id is id, on the
+// run's clock, with its own stream of jitter.
+func (r *run) newBreaker(id int) (*breaker.Breaker, error) {
+	bc := r.s.Breaker
+	bc.Clock = r.clock
+	bc.Rand = rand.NewPCG(r.s.Seed, derive(r.s.Seed, streamBreaker, uint64(id)))
+	bc.OnEvent = nil // a hook would make every refusal build an event
+	b, err := breaker.New(bc)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: Config.Breaker: %w", err)
+	}
+	return b, nil
 }
 
 // loop handles events until none is left, advancing the clock to each.
 func (r *run) loop() {
-	for {
+	for r.err == nil {
 		e, ok := r.q.pop()
 		if !ok {
 			return
@@ -143,16 +178,30 @@ func (r *run) loop() {
 		case evEnd:
 			a := r.pending[e.slot]
 			r.free = append(r.free, e.slot)
-			r.procs[e.proc].b.Record(a.ticket, a.verdict, a.took)
+			a.b.Record(a.ticket, a.verdict, a.took)
+			r.opened(e.proc)
 		case evRound:
-			r.round(e.proc)
+			r.round(e.proc, e.slot)
+		case evReply:
+			r.reply(e.proc, e.slot)
+		case evRestart:
+			r.restart(e.proc, e.slot)
 		}
+	}
+}
+
+// opened notes when process i's breaker first left Closed after the fault
+// began; a breaker leaves it only when it records an attempt or the fleet
+// forces it open.
+func (r *run) opened(i int32) {
+	if r.rep.Opened[i] < 0 && r.now >= r.s.Fault.From && r.procs[i].b.State() != breaker.Closed {
+		r.rep.Opened[i] = r.now - r.s.Fault.From
 	}
 }
 
 // failing reports whether a call of process i at virtual time at fails.
 func (r *run) failing(i int32, at time.Duration) bool {
-	return r.s.Fault.Contains(at) && (r.s.Situation == Outage || i == 0)
+	return r.s.Fault.Contains(at) && r.rep.Reached(int(i))
 }
 
 // call offers process i's next call to its breaker, and, if admitted, to
@@ -162,6 +211,9 @@ func (r *run) call(i int32) {
 	p.calls++
 	if next := p.phase + time.Duration(p.calls)*p.period; next < r.s.Duration {
 		r.q.push(event{at: next, kind: evCall, proc: i})
+	}
+	if r.now < p.from {
+		return
 	}
 	sec := &r.rep.Seconds[r.now/time.Second]
 	sec.Offered++
@@ -178,6 +230,7 @@ func (r *run) call(i int32) {
 		if !r.rep.Reached(int(i)) {
 			r.rep.SparedRefused++
 		}
+		r.restartRefused(p)
 		return
 	}
 	sec.Attempts++
@@ -185,6 +238,7 @@ func (r *run) call(i int32) {
 	if failing {
 		sec.Doomed++
 		dep = r.down
+		r.restartDoomed(p)
 	}
 	a := dep.Respond(simulation.Attempt{At: r.now, Rand: r.rand})
 	var slot int32
@@ -194,31 +248,24 @@ func (r *run) call(i int32) {
 		slot = int32(len(r.pending))
 		r.pending = append(r.pending, pending{})
 	}
-	r.pending[slot] = pending{ticket: t, verdict: a.Verdict, took: a.Latency}
+	r.pending[slot] = pending{b: p.b, ticket: t, verdict: a.Verdict, took: a.Latency}
 	r.q.push(event{at: r.now + a.Latency, kind: evEnd, proc: i, slot: slot})
 }
 
-// round is one of process i's fleet rounds: it publishes what the process
-// says of its breaker, counts the reports seen within the TTL, as the fleet
-// counts those it reads from Redis, and follows when they make a quorum.
-func (r *run) round(i int32) {
-	if next := r.now + r.s.Refresh; next < r.s.Duration {
-		r.q.push(event{at: next, kind: evRound, proc: i})
-	}
+// round is one of process i's fleet rounds, under its id id: it sends
+// Redis what the process says of its breaker, and Redis counts the reports
+// seen within the TTL, as the fleet counts those it reads, and the process
+// follows when they make a quorum (see trip). A restart, which gives the
+// process a new id, ends the rounds of the old one.
+func (r *run) round(i, id int32) {
 	p := &r.procs[i]
-	r.hash[i] = uint64(r.now)<<8 | uint64(p.member.Report(p.b.Snapshot()))
-	var t quorum.Tally
-	for _, h := range r.hash {
-		if h != 0 {
-			t.Add(byte(h), r.now-time.Duration(h>>8), r.s.TTL)
-		}
-	}
-	if !quorum.Reached(t.Open, r.need(t.Seen)) {
+	if p.id != id {
 		return
 	}
-	if _, started := p.member.Follow(p.b, quorum.Hold(r.s.Refresh)); started {
-		r.rep.Follows++
+	if next := r.now + r.s.Refresh; next < r.s.Duration {
+		r.q.push(event{at: next, kind: evRound, proc: i, slot: id})
 	}
+	r.trip(i, publication{at: r.now, state: p.member.Report(p.b.Snapshot())})
 }
 
 // need is how many open reports among seen make the strategy follow.

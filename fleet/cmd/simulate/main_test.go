@@ -13,10 +13,11 @@ import (
 	"github.com/resilience-go/pipeline/fleet/simulate"
 )
 
-// The command prints every report and the summary, and writes two charts
-// per case, each a standalone SVG document; the same seed prints and writes
-// the same bytes. (A fleet of 20 keeps the test short under the race
-// detector; fleet/simulate's tests check the figures of 200.)
+// The command prints every report and the summary, then those of the
+// fleet's failures, and writes two charts per case and one per failure,
+// each a standalone SVG document; the same seed prints and writes the same
+// bytes. (A fleet of 20 keeps the test short under the race detector;
+// fleet/simulate's tests check the figures of 200.)
 func TestRun(t *testing.T) {
 	output := func() (string, map[string]string) {
 		dir := t.TempDir()
@@ -33,11 +34,17 @@ func TestRun(t *testing.T) {
 		return strings.ReplaceAll(stdout.String(), dir, "DIR"), svgs
 	}
 	out, svgs := output()
-	for _, want := range []string{"outage/independent (seed 1): 20 processes", "sick-process/quorum (seed 1)", "doomed calls, independent / quorum"} {
+	for _, want := range []string{"outage/independent (seed 1): 20 processes", "sick-process/quorum (seed 1)", "doomed calls, independent / quorum",
+		"restarts/quorum (seed 1): 20 processes", "slow-redis/quorum, Redis slow (seed 1)", "zone/quorum, Fraction 0.25 (seed 1)",
+		"absent-redis: outage 30-50 s", "quorum: restarted 5 processes", "wrote DIR/fleet-failure-zone.svg"} {
 		assert.Contains(t, out, want)
 	}
-	assert.Len(t, svgs, 2*len(simulate.Cases))
+	assert.Len(t, svgs, 2*len(simulate.Cases)+len(simulate.Failures))
 	assert.Contains(t, svgs, "fleet-sick-process-wrongly-refused-calls-per-second.svg")
+	for _, f := range simulate.Failures {
+		assert.Contains(t, svgs, "fleet-failure-"+f.Name+".svg")
+	}
+	assert.Contains(t, svgs["fleet-failure-absent-redis.svg"], ">fleet failure absent-redis: doomed calls per second</text>")
 	for name, svg := range svgs {
 		assert.True(t, strings.HasPrefix(svg, "<svg "), name)
 	}
