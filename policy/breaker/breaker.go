@@ -50,6 +50,14 @@ type Breaker struct {
 	// held by the state machine, and without it by admit's lock-free refusal
 	// and by Shadow.
 	shadow atomic.Bool
+	// closed is state == Closed, and pending says that events wait in
+	// queue: both written under mu (setState; emit, transition and drain),
+	// read without it by admit, which admits a call to a closed breaker
+	// with no event to deliver without taking the lock: a closed breaker
+	// decides nothing at admission, so the one lock section of a healthy
+	// attempt is its record's.
+	closed  atomic.Bool
+	pending atomic.Bool
 
 	// mu is the breaker's one lock. It guards every field from here to queue,
 	// the two baselines and the recovery ramp included.
@@ -132,6 +140,7 @@ func New(cfg Config) (*Breaker, error) {
 	}
 	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: kind.Breaker, Name: cfg.Name}, lastSlot: ordinary, scaledFrom: -1}
 	b.shadow.Store(cfg.Shadow)
+	b.closed.Store(true)
 	src := cfg.Rand
 	if src == nil {
 		src = rand.NewPCG(rand.Uint64(), rand.Uint64())
@@ -275,6 +284,9 @@ func (b *Breaker) fastRefusals() bool {
 // (ctx.Value may be the caller's code), and a closed breaker's call pays
 // nothing for it.
 func (b *Breaker) admit(now instant, ctx context.Context) (t Ticket, retryAfter time.Duration, ok bool) {
+	if b.closed.Load() && !b.pending.Load() {
+		return Ticket{start: now, id: ordinary}, 0, true
+	}
 	if until := instant(b.openUntil.Load()); now.Before(until) && b.fastRefusals() {
 		// Open, no hook to tell of the refusal and no trickle to count it:
 		// nothing to change, so no lock to take. An open breaker under load
@@ -304,6 +316,12 @@ func (b *Breaker) admit(now instant, ctx context.Context) (t Ticket, retryAfter 
 	return t, retryAfter, ok
 }
 
+// setState moves the breaker to s. Call it with mu held.
+func (b *Breaker) setState(s State) {
+	b.state = s
+	b.closed.Store(s == Closed)
+}
+
 // admitLocked decides an admission in any state but Closed. Call it with mu held.
 func (b *Breaker) admitLocked(now instant, l criticality.Level) (Ticket, time.Duration, bool) {
 	switch b.state {
@@ -316,7 +334,7 @@ func (b *Breaker) admitLocked(now instant, l criticality.Level) (Ticket, time.Du
 			b.reject(Open, wait, now)
 			return Ticket{}, wait, false
 		}
-		b.state = HalfOpen
+		b.setState(HalfOpen)
 		b.openUntil.Store(0)
 		b.successes, b.slowProbes = 0, 0
 		b.transition(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
@@ -518,7 +536,7 @@ func (b *Breaker) trip(now instant, cause Cause) {
 	}
 	b.served = b.cfg.jitter.apply(b.nominal, b.rng)
 	b.until = now.Add(b.served)
-	b.state = Open
+	b.setState(Open)
 	b.openedAt, b.recovered = now, false
 	b.trickling, b.lastTrickle, b.credit = b.cfg.trickleEvery > 0, now, 0
 	b.openUntil.Store(int64(b.until))
@@ -528,7 +546,7 @@ func (b *Breaker) trip(now instant, cause Cause) {
 
 // close closes a half-open breaker whose probes succeeded. Call it with mu held.
 func (b *Breaker) close(now instant) {
-	b.state = Closed
+	b.setState(Closed)
 	b.recovered, b.closedAt = true, now
 	b.trips = 0
 	b.clearEvidence()

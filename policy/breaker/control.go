@@ -171,7 +171,7 @@ func (b *Breaker) Isolate() {
 	now = b.observe(now)
 	if b.state != Isolated {
 		from := b.state
-		b.state = Isolated
+		b.setState(Isolated)
 		b.openUntil.Store(0)
 		b.clearEvidence()
 		b.transition(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: b.at(now)})
@@ -207,7 +207,7 @@ func (b *Breaker) IsolateFor(d time.Duration) {
 		b.finishRamp(now) // it reads Closed, and the break growth it lost with it
 	}
 	from := b.state
-	b.state = Open
+	b.setState(Open)
 	b.trickling = false // an operator's break: nothing goes through
 	b.openedAt = now
 	b.served = d
@@ -245,7 +245,7 @@ func (b *Breaker) Reset() {
 	b.mu.Lock()
 	now = b.observe(now)
 	from := b.state
-	b.state = Closed
+	b.setState(Closed)
 	b.openUntil.Store(0)
 	b.trips, b.recovered = 0, false
 	b.nominal, b.served, b.until = 0, 0, 0

@@ -129,6 +129,7 @@ func (Rejection) Name() string { return "breaker.rejection" }
 func (b *Breaker) emit(e pipeline.Event) {
 	if b.onEvent != nil {
 		b.queue = append(b.queue, e)
+		b.pending.Store(true)
 	}
 }
 
@@ -138,6 +139,7 @@ func (b *Breaker) transition(t Transition) {
 	if b.onEvent != nil {
 		t.Shadow = b.shadow.Load()
 		b.queue = append(b.queue, t)
+		b.pending.Store(true)
 	}
 }
 
@@ -196,6 +198,7 @@ func (b *Breaker) drain() {
 		clear(batch[maxBatch:])
 		batch = batch[:maxBatch]
 	}
+	b.pending.Store(len(b.queue) > 0)
 	b.mu.Unlock()
 	delivered := 0
 	defer func() {
@@ -203,6 +206,7 @@ func (b *Breaker) drain() {
 			rest := slices.Clone(batch[delivered:])
 			b.mu.Lock()
 			b.queue = append(rest, b.queue...)
+			b.pending.Store(true)
 			b.mu.Unlock()
 		}
 		b.delivering.Unlock()

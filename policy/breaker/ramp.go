@@ -18,7 +18,7 @@ const rampTicket = 1 << 63
 // the trickle ended it early). The trip window, failure run and probes are
 // cleared; the break growth is kept until the ramp closes the breaker.
 func (b *Breaker) startRamp(now instant, cause Cause) {
-	b.state = Recovering
+	b.setState(Recovering)
 	b.clearEvidence()
 	b.ramps++
 	b.rampStart, b.setBack = now, false
@@ -147,7 +147,7 @@ func (b *Breaker) setback(now instant) {
 // finishRamp closes a breaker whose ramp has run out: the recovery is complete,
 // so the break growth starts over.
 func (b *Breaker) finishRamp(now instant) {
-	b.state = Closed
+	b.setState(Closed)
 	b.recovered, b.closedAt = true, now
 	b.trips = 0
 	b.clearEvidence()

@@ -38,7 +38,7 @@ func (b *Breaker) recordTrickle(now instant, t Ticket, success bool, d time.Dura
 	if !b.releaseProbe(now, t.id) || !success || b.isSlowProbe(now, d) {
 		return
 	}
-	b.state = HalfOpen
+	b.setState(HalfOpen)
 	b.openUntil.Store(0)
 	b.successes, b.slowProbes = 1, 0
 	b.transition(Transition{From: Open, To: HalfOpen, Cause: CauseTrickle, At: b.at(now)})
