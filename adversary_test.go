@@ -102,7 +102,7 @@ func TestAdversary(t *testing.T) {
 	// other packages' tests starting), and the work that ignores its context
 	// outlasts the timeout and the grace together.
 	p := pipeline.New(
-		pipeline.Policy[*adversaryValue](must(timeout.New[*adversaryValue](timeout.Config{Timeout: 30 * time.Millisecond, Guard: true, Grace: 20 * time.Millisecond}))),
+		pipeline.Policy[*adversaryValue](must(timeout.New[*adversaryValue](timeout.Config{Timeout: 30 * time.Millisecond, Abandon: true, Grace: 20 * time.Millisecond}))),
 		must(retry.New[*adversaryValue](retry.Config{Budget: funds, Backoff: retry.Constant{Interval: time.Millisecond}, RefusalPause: time.Millisecond})),
 		breaker.Guard[*adversaryValue](brk),
 		must(hedge.New[*adversaryValue](hedge.Config{Estimator: est, Budget: funds, MinDelay: time.Millisecond, Repeatable: true})),

@@ -35,7 +35,7 @@ func TestCardHammer(t *testing.T) {
 		require.NoError(t, err)
 		funds, err := budget.New(budget.Config{})
 		require.NoError(t, err)
-		deadline, err := timeout.New[int](timeout.Config{Timeout: time.Second, Guard: true, Grace: 10 * time.Millisecond})
+		deadline, err := timeout.New[int](timeout.Config{Timeout: time.Second, Abandon: true, Grace: 10 * time.Millisecond})
 		require.NoError(t, err)
 		retries, err := retry.New[int](retry.Config{Budget: funds, Rand: &lockedPCG{r: rand.NewPCG(1, 2)}})
 		require.NoError(t, err)

@@ -37,7 +37,7 @@ type Next[T any] struct {
 	p   *Pipeline[T]
 	fn  Func[T]
 	pos position
-	// arg is the grace of AbandonAfter if pos.flags has guards, or else the
+	// arg is the grace of AbandonAfter if pos.flags has abandons, or else the
 	// reading handed to the stage (handed) or to be handed inward (hands).
 	arg time.Duration
 }
@@ -53,9 +53,9 @@ type position struct {
 
 // The flags of a position.
 const (
-	handed uint16 = 1 << iota // arg is the reading the stage outside handed in
-	hands                     // arg is a reading Run hands to the stage inside
-	guards                    // arg is the grace of AbandonAfter
+	handed   uint16 = 1 << iota // arg is the reading the stage outside handed in
+	hands                       // arg is a reading Run hands to the stage inside
+	abandons                    // arg is the grace of AbandonAfter
 )
 
 // maxStages is the most stages a pipeline may have: position counts them in
@@ -68,7 +68,7 @@ const maxStages = 1<<16 - 1
 // verdict is judged before Run returns it (see [Result]).
 func (n Next[T]) Run(ctx context.Context) Result[T] {
 	f := n.pos.flags
-	n.pos.flags = f&guards | (f&hands)>>1 // a reading to hand becomes one handed, once
+	n.pos.flags = f&abandons | (f&hands)>>1 // a reading to hand becomes one handed, once
 	if int(n.pos.stage) < len(n.p.policies) {
 		policy := n.p.policies[n.pos.stage]
 		n.pos.stage++
@@ -78,8 +78,8 @@ func (n Next[T]) Run(ctx context.Context) Result[T] {
 		}
 		return r
 	}
-	if f&guards != 0 {
-		return n.p.guarded(ctx, n.fn, int(n.pos.attempt), n.arg)
+	if f&abandons != 0 {
+		return n.p.runDetached(ctx, n.fn, int(n.pos.attempt), n.arg)
 	}
 	return n.p.attempt(ctx, n)
 }
@@ -103,22 +103,22 @@ func (n Next[T]) WithAttempt(a int) Next[T] {
 	return n
 }
 
-// AbandonAfter returns a copy of n whose innermost step guards the caller's work
-// against ignoring its context: it runs the work on a goroutine of its own and,
+// AbandonAfter returns a copy of n whose innermost step keeps the call from
+// waiting on work that ignores its context: it runs the work on a goroutine of its own and,
 // once ctx is done, waits at most grace for it. Work that is still running then
 // is abandoned: Run returns at once with an error matching [ErrAbandoned],
 // ctx.Err() and ctx's cause, and the goroutine ends when the work returns,
-// discarding its result. A grace of 0 or less turns the guard off. The timeout
+// discarding its result. A grace of 0 or less turns that off. The timeout
 // stage uses this; stages of the pipeline itself honour their context and are
-// never abandoned. A Next that guards hands no reading inward (see At): the
-// stages inside a guarding one read the clock themselves.
+// never abandoned. A Next that abandons hands no reading inward (see At): the
+// stages inside one that may abandon read the clock themselves.
 func (n Next[T]) AbandonAfter(grace time.Duration) Next[T] {
 	switch {
 	case grace > 0:
-		n.pos.flags = n.pos.flags&^hands | guards
+		n.pos.flags = n.pos.flags&^hands | abandons
 		n.arg = grace
-	case n.pos.flags&guards != 0:
-		n.pos.flags &^= guards
+	case n.pos.flags&abandons != 0:
+		n.pos.flags &^= abandons
 		n.arg = 0
 	}
 	return n
@@ -145,7 +145,7 @@ func (n Next[T]) Entered() time.Duration {
 // the stage inside reads the clock itself. The reading is handed once: the
 // stage inside hands it further only if it says so.
 func (n Next[T]) At(t time.Duration) Next[T] {
-	if n.pos.flags&guards == 0 {
+	if n.pos.flags&abandons == 0 {
 		n.pos.flags |= hands
 		n.arg = t
 	}

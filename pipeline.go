@@ -70,7 +70,7 @@ type Options[T any] struct {
 	Clock clockwork.Clock
 	// Release frees a value that an attempt produced and the pipeline does not
 	// return to its caller: an attempt a retry replaces, the loser of a hedge
-	// race, work abandoned by a guarded timeout that returns late. The pipeline
+	// race, work abandoned by a timeout (Config.Abandon) that returns late. The pipeline
 	// calls it exactly once for every such value that is not T's zero value,
 	// never for the value Execute returns, and never while a stage holds a lock;
 	// for late abandoned work, on the goroutine that ran it. Nil means discarded
@@ -106,7 +106,7 @@ type Pipeline[T any] struct {
 	release      func(T)
 	whenReleased func(T, func()) T
 	describe     func(T) string
-	guards       *sync.Pool // of *guard[T], for work run by Next.AbandonAfter
+	detached     *sync.Pool // of *detached[T], for work run by Next.AbandonAfter
 	timedInside  bool       // the innermost stage is a timeout (see result)
 }
 
@@ -137,9 +137,9 @@ func New[T any](policies ...Policy[T]) *Pipeline[T] {
 		stages:   stages,
 		clock:    clockwork.NewRealClock(),
 		realTime: true,
-		guards:   new(sync.Pool),
+		detached: new(sync.Pool),
 	}
-	p.guards.New = func() any { return newGuard[T](p.guards) }
+	p.detached.New = func() any { return newDetached[T](p.detached) }
 	p.timedInside = len(stages) > 0 && stages[len(stages)-1].Kind == kind.Timeout
 	p.label()
 	return p

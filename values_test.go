@@ -107,7 +107,7 @@ func card(t *testing.T, cooperative bool) *pipeline.Pipeline[*resource] {
 		est.Record(est.Now(), time.Millisecond)
 	}
 	return pipeline.New(
-		pipeline.Policy[*resource](must(timeout.New[*resource](timeout.Config{Timeout: time.Second, Guard: !cooperative}))),
+		pipeline.Policy[*resource](must(timeout.New[*resource](timeout.Config{Timeout: time.Second, Abandon: !cooperative}))),
 		must(retry.New[*resource](retry.Config{Backoff: retry.Constant{Interval: time.Millisecond}})),
 		must(hedge.New[*resource](hedge.Config{Estimator: est, Repeatable: true})),
 	)
@@ -194,7 +194,7 @@ func TestLateAbandonedWorkIsReleased(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rs resources
 		p := pipeline.New(
-			pipeline.Policy[*resource](must(timeout.New[*resource](timeout.Config{Timeout: 10 * time.Millisecond, Guard: true, Grace: 5 * time.Millisecond}))),
+			pipeline.Policy[*resource](must(timeout.New[*resource](timeout.Config{Timeout: 10 * time.Millisecond, Abandon: true, Grace: 5 * time.Millisecond}))),
 		).With(rs.options())
 		_, err := p.Execute(t.Context(), func(ctx context.Context) (*resource, error) {
 			time.Sleep(time.Second) // work that ignores its context

@@ -185,7 +185,7 @@ func OursCardHedgedGuarded(p Path) *pipeline.Pipeline[int] {
 func ourCard(p Path, hedged, guarded bool) []pipeline.Policy[int] {
 	b, bud := ourBreaker(p), ourBudget(p)
 	stages := []pipeline.Policy[int]{
-		must(timeout.New[int](timeout.Config{Timeout: Timeout, Guard: guarded})),
+		must(timeout.New[int](timeout.Config{Timeout: Timeout, Abandon: guarded})),
 		ourRetry(p, bud),
 		breaker.Guard[int](b),
 	}

@@ -276,7 +276,7 @@ func TestAPanicInTheFirstCopyStopsTheHedge(t *testing.T) {
 
 func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		deadline, err := timeout.New[string](timeout.Config{Timeout: 5 * time.Second, Guard: true})
+		deadline, err := timeout.New[string](timeout.Config{Timeout: 5 * time.Second, Abandon: true})
 		require.NoError(t, err)
 		h := stage(t, hedge.Config{})
 		var copies atomic.Int32

@@ -22,17 +22,17 @@ type Config struct {
 	// Timeout is how long the work inside the stage may take. It has no default:
 	// it must be positive.
 	Timeout time.Duration
-	// Guard distrusts the work: it runs on a goroutine of its own and, if it
+	// Abandon distrusts the work: it runs on a goroutine of its own and, if it
 	// has not returned Grace after its context ended, is abandoned, so that the
 	// call returns on time even when the work ignores its context. It costs a
 	// goroutine hand-off per attempt (about a microsecond). Off by default: the
 	// stage then trusts the work to honour its context, as net/http,
 	// database/sql and gRPC do, and work that ignores it holds the call until it
 	// returns, however late.
-	Guard bool
-	// Grace is how long a guarding stage waits for the work after canceling its
-	// context before abandoning it. Zero means [DefaultGrace] (50 ms); it must
-	// not be negative, and may be set only with Guard.
+	Abandon bool
+	// Grace is how long a stage that may abandon the work waits for it after
+	// canceling its context. Zero means [DefaultGrace] (50 ms); it must not be
+	// negative, and may be set only with Abandon.
 	Grace time.Duration
 	// UntilReturn ends the deadline when the work returns a value in time:
 	// the value is then held, without a deadline, until it is released (see
@@ -58,8 +58,8 @@ func (c Config) Validate() error {
 	if c.Grace < 0 {
 		return fmt.Errorf("timeout: Config.Grace must not be negative, got %v", c.Grace)
 	}
-	if c.Grace != 0 && !c.Guard {
-		return fmt.Errorf("timeout: Config.Grace is %v but Guard is false: a grace applies only to guarded work", c.Grace)
+	if c.Grace != 0 && !c.Abandon {
+		return fmt.Errorf("timeout: Config.Grace is %v but Abandon is false: a grace applies only to work the stage may abandon", c.Grace)
 	}
 	return nil
 }

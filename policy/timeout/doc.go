@@ -19,7 +19,7 @@
 // the call returns when the work does. Work that ignores its context then holds
 // the call until it returns, however late.
 //
-// With [Config].Guard the stage distrusts the work: it asks the pipeline to
+// With [Config].Abandon the stage distrusts the work: it asks the pipeline to
 // guard it ([pipeline.Next.AbandonAfter]), so the work runs on a goroutine of
 // its own. The stages inside the timeout run where they would anyway (on the
 // caller's goroutine, or a hedge's timer's): every stage of this module honours

@@ -38,7 +38,7 @@ func FuzzConfig(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, limit int64, guard bool, grace int64, work int64, ignore bool) {
-		cfg := timeout.Config{Timeout: time.Duration(limit), Guard: guard, Grace: time.Duration(grace)}
+		cfg := timeout.Config{Timeout: time.Duration(limit), Abandon: guard, Grace: time.Duration(grace)}
 		err := testcheck.Validate(t, cfg, cfg.Validate)
 		stage, errNew := timeout.New[int](cfg)
 		if (err == nil) != (errNew == nil) {

@@ -15,7 +15,7 @@ import (
 type Policy[T any] struct {
 	name        string
 	timeout     time.Duration
-	grace       time.Duration // 0 unless Config.Guard: the work is trusted
+	grace       time.Duration // 0 unless Config.Abandon: the work is trusted
 	cause       *Error
 	expiry      *callctx.Schedule // expires the calls' contexts, with one timer for all
 	untilReturn bool
@@ -29,7 +29,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	}
 	p := &Policy[T]{name: cfg.Name, timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}, untilReturn: cfg.UntilReturn}
 	p.expiry = callctx.NewSchedule(nil)
-	if cfg.Guard {
+	if cfg.Abandon {
 		p.grace = cmp.Or(cfg.Grace, DefaultGrace)
 	}
 	return p, nil

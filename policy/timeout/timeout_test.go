@@ -129,7 +129,7 @@ func TestWorkThatIgnoresItsContextIsAbandoned(t *testing.T) {
 		before := pipelinetest.Goroutines()
 		release := make(chan struct{})
 		start := time.Now()
-		_, verdict, rec, err := run(t, timeout.Config{Timeout: time.Second, Guard: true, Grace: 100 * time.Millisecond}, t.Context(),
+		_, verdict, rec, err := run(t, timeout.Config{Timeout: time.Second, Abandon: true, Grace: 100 * time.Millisecond}, t.Context(),
 			func(ctx context.Context) (int, error) {
 				<-release // ignores ctx
 				return 7, nil
@@ -166,7 +166,7 @@ func TestCallerCancelsWorkThatIgnoresItsContext(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
 		start := time.Now()
-		_, verdict, _, err := run(t, timeout.Config{Timeout: time.Hour, Guard: true}, ctx, func(ctx context.Context) (int, error) {
+		_, verdict, _, err := run(t, timeout.Config{Timeout: time.Hour, Abandon: true}, ctx, func(ctx context.Context) (int, error) {
 			<-release
 			return 0, nil
 		})
@@ -181,7 +181,7 @@ func TestCallerCancelsWorkThatIgnoresItsContext(t *testing.T) {
 
 func TestWorkThatHonoursItsContextIsNotAbandoned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, rec, err := run(t, timeout.Config{Timeout: time.Second, Guard: true}, t.Context(), func(ctx context.Context) (int, error) {
+		_, _, rec, err := run(t, timeout.Config{Timeout: time.Second, Abandon: true}, t.Context(), func(ctx context.Context) (int, error) {
 			<-ctx.Done()
 			time.Sleep(timeout.DefaultGrace - time.Millisecond) // slow to notice, but within the grace
 			return 0, ctx.Err()
@@ -196,7 +196,7 @@ func TestWorkThatHonoursItsContextIsNotAbandoned(t *testing.T) {
 
 func TestPanicReachesTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		stage, err := timeout.New[int](timeout.Config{Timeout: time.Second, Guard: true})
+		stage, err := timeout.New[int](timeout.Config{Timeout: time.Second, Abandon: true})
 		require.NoError(t, err)
 		p := pipeline.New[int](stage)
 		defer func() {
@@ -255,7 +255,7 @@ func TestByDefaultTheWorkIsTrusted(t *testing.T) {
 
 func TestGuardedConformance(t *testing.T) {
 	pipelinetest.Run(t, func() pipeline.Policy[string] {
-		p, err := timeout.New[string](timeout.Config{Timeout: time.Second, Guard: true})
+		p, err := timeout.New[string](timeout.Config{Timeout: time.Second, Abandon: true})
 		require.NoError(t, err)
 		return p
 	}, "value")
@@ -268,8 +268,8 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{timeout.Config{}, "timeout: Config.Timeout must be positive, got 0s"},
 		{timeout.Config{Timeout: -time.Second}, "timeout: Config.Timeout must be positive, got -1s"},
-		{timeout.Config{Timeout: time.Second, Guard: true, Grace: -time.Millisecond}, "timeout: Config.Grace must not be negative, got -1ms"},
-		{timeout.Config{Timeout: time.Second, Grace: time.Millisecond}, "timeout: Config.Grace is 1ms but Guard is false: a grace applies only to guarded work"},
+		{timeout.Config{Timeout: time.Second, Abandon: true, Grace: -time.Millisecond}, "timeout: Config.Grace must not be negative, got -1ms"},
+		{timeout.Config{Timeout: time.Second, Grace: time.Millisecond}, "timeout: Config.Grace is 1ms but Abandon is false: a grace applies only to work the stage may abandon"},
 	} {
 		_, err := timeout.New[int](tc.cfg)
 		assert.EqualError(t, err, tc.want)
@@ -279,7 +279,7 @@ func TestConfigValidation(t *testing.T) {
 // A pipeline built outside a synctest bubble works inside one, on its virtual
 // time: nothing the stage or the guard keeps between calls belongs to a bubble.
 func TestPipelineBuiltOutsideTheBubble(t *testing.T) {
-	stage, err := timeout.New[int](timeout.Config{Timeout: time.Second, Guard: true})
+	stage, err := timeout.New[int](timeout.Config{Timeout: time.Second, Abandon: true})
 	require.NoError(t, err)
 	p := pipeline.New[int](stage)
 	for range 2 { // the second bubble reuses what the first pooled

@@ -15,8 +15,8 @@ import (
 	"github.com/resilience-go/pipeline/pipelinetest"
 )
 
-// guarded is a stage that guards the work with grace and gives it a deadline.
-func guarded(grace, deadline time.Duration) pipeline.Policy[int] {
+// abandoning is a stage that abandons the work grace after its deadline, which it gives.
+func abandoning(grace, deadline time.Duration) pipeline.Policy[int] {
 	return pipeline.PolicyFunc[int](func(ctx context.Context, next pipeline.Next[int]) pipeline.Result[int] {
 		ctx, cancel := context.WithTimeout(ctx, deadline)
 		defer cancel()
@@ -28,7 +28,7 @@ func TestAbandonAfterRunsTheWorkElsewhere(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := pipelinetest.Goroutines()
 		var during int
-		v, err := pipeline.New(guarded(time.Second, time.Hour)).Execute(t.Context(), func(context.Context) (int, error) {
+		v, err := pipeline.New(abandoning(time.Second, time.Hour)).Execute(t.Context(), func(context.Context) (int, error) {
 			during = pipelinetest.Goroutines()
 			return 5, nil
 		})
@@ -43,7 +43,7 @@ func TestAbandonAfterRunsTheWorkElsewhere(t *testing.T) {
 func TestAbandonAfterGivesUpOnWorkThatIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var events []pipeline.Event
-		p := pipeline.New(guarded(time.Second, 2*time.Second)).With(pipeline.Options[int]{
+		p := pipeline.New(abandoning(time.Second, 2*time.Second)).With(pipeline.Options[int]{
 			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) { events = append(events, e) },
 		})
 		release := make(chan struct{})
@@ -71,7 +71,7 @@ func TestAbandonAfterGivesUpOnWorkThatIgnoresItsContext(t *testing.T) {
 
 func TestAbandonAfterRaisesThePanicOnTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := pipeline.New(guarded(time.Second, time.Hour))
+		p := pipeline.New(abandoning(time.Second, time.Hour))
 		boom := errors.New("boom")
 		func() {
 			defer func() {
@@ -83,14 +83,14 @@ func TestAbandonAfterRaisesThePanicOnTheCaller(t *testing.T) {
 		}()
 		v, err := p.Execute(t.Context(), func(context.Context) (int, error) { return 2, nil })
 		require.NoError(t, err)
-		assert.Equal(t, 2, v, "the pooled guard is reusable after a panic")
+		assert.Equal(t, 2, v, "the pooled detached is reusable after a panic")
 	})
 }
 
 func TestAbandonAfterZeroRunsInline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := pipelinetest.Goroutines()
-		_, err := pipeline.New(guarded(0, time.Hour)).Execute(t.Context(), func(context.Context) (int, error) {
+		_, err := pipeline.New(abandoning(0, time.Hour)).Execute(t.Context(), func(context.Context) (int, error) {
 			assert.Equal(t, before, pipelinetest.Goroutines())
 			return 0, outcome.MarkPermanent(errors.New("x"))
 		})

@@ -17,7 +17,7 @@ import (
 	"github.com/resilience-go/pipeline"
 )
 
-// TestAbandonedWorkNeverStartsLate: when the grace is over before the guard's
+// TestAbandonedWorkNeverStartsLate: when the grace is over before the detached's
 // goroutine is first scheduled, the call returns ErrAbandoned and the work must
 // then never start, or a retry outside could send the same request twice. With
 // one P, a canceled context and a grace of 1 ns, the caller finds the grace's
@@ -26,7 +26,7 @@ func TestAbandonedWorkNeverStartsLate(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := pipeline.New(guarded(time.Nanosecond, time.Hour))
+	p := pipeline.New(abandoning(time.Nanosecond, time.Hour))
 	var returned, late, abandoned atomic.Int32
 	for range 200 {
 		returned.Store(0)
@@ -40,7 +40,7 @@ func TestAbandonedWorkNeverStartsLate(t *testing.T) {
 		if errors.Is(err, pipeline.ErrAbandoned) {
 			abandoned.Add(1)
 		}
-		for range 10 { // let the guard's goroutine run, if it is going to
+		for range 10 { // let the detached goroutine run, if it is going to
 			runtime.Gosched()
 		}
 	}
@@ -53,7 +53,7 @@ func TestAbandonedWorkNeverStartsLate(t *testing.T) {
 // read as a success with a zero value.
 func TestGoexitInGuardedWorkIsNoSuccess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := pipeline.New(guarded(time.Second, time.Hour))
+		p := pipeline.New(abandoning(time.Second, time.Hour))
 		var pe *pipeline.PanicError
 		func() {
 			defer func() { pe, _ = recover().(*pipeline.PanicError) }()
@@ -76,7 +76,7 @@ func TestAPanickingHookOnALateReturnIsContained(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 	synctest.Test(t, func(t *testing.T) {
 		var released atomic.Int32
-		p := pipeline.New(guarded(time.Millisecond, time.Millisecond)).With(pipeline.Options[int]{
+		p := pipeline.New(abandoning(time.Millisecond, time.Millisecond)).With(pipeline.Options[int]{
 			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				if _, ok := e.(pipeline.LateReturn); ok {
 					panic("hook down")
