@@ -53,7 +53,7 @@ type adversaryValue struct {
 	released atomic.Int32
 }
 
-// TestAdversary drives one full pipeline (a guarded timeout, retry with a
+// TestAdversary drives one full pipeline (a timeout that may abandon the work, retry with a
 // budget, a breaker, a hedge) from many goroutines on real time, against work
 // that succeeds, fails each way, panics, calls runtime.Goexit, ignores its
 // context, or returns after its context ended, with event hooks that panic and

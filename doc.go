@@ -20,7 +20,7 @@
 //
 // Through Next, every stage (built-in or not) sees the same things: the attempt
 // number ([Next.Attempt]), the pipeline's clock ([Next.Clock]), its event hook
-// ([Next.Emit]) and the guard against work that ignores its context
+// ([Next.Emit]) and the abandoning of work that ignores its context
 // ([Next.AbandonAfter]). A stage that refuses or gives up returns a [StopError],
 // the one error type every stage uses, with a [Reason].
 //
@@ -57,9 +57,10 @@
 // for concurrent use; build them once and share them. The built-in stages run on
 // the caller's goroutine, with two exceptions: a hedge sends each extra copy of
 // an attempt, with the stages inside the hedge, from a timer's goroutine, and a
-// timeout that guards the work runs the caller's work on a goroutine of its own.
-// Every such goroutine has ended by the time Execute returns, except guarded
-// work that was abandoned, which ends when the work does. No stage holds a lock
+// timeout that may abandon the work (timeout.Config.Abandon) runs the caller's
+// work on a goroutine of its own. Every such goroutine has ended by the time
+// Execute returns, except work that was abandoned, which ends when the work
+// does. No stage holds a lock
 // while the caller's code or an event hook runs.
 //
 // # Values that hold resources

@@ -71,7 +71,7 @@ func fakeAt(fake *clockwork.FakeClock) time.Duration {
 	return r
 }
 
-// A stage that guards the work hands no reading inward: the grace takes its
+// A stage that may abandon the work hands no reading inward: the grace takes its
 // place. Turning the guard off (a grace of 0) keeps a reading handed.
 func TestAGuardingNextHandsNoReading(t *testing.T) {
 	var got time.Duration

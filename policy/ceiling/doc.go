@@ -30,9 +30,10 @@
 // stage's does: the cut attempt is Transient, so a retry outside tries again,
 // and the stage returns a *pipeline.StopError with Reason Deadline and Stage
 // "ceiling". Like the timeout stage it trusts the work to honour its context;
-// put a guarding timeout around it for work that does not. The context lives
-// on with the value the attempt returns until that value is released (see
-// pipeline.Next.Hold and docs/values.md).
+// for work that does not, put around it a timeout that may abandon the work
+// (timeout.Config.Abandon). The context lives on with the value the attempt
+// returns until that value is released (see pipeline.Next.Hold and
+// docs/values.md).
 //
 // # Where it goes
 //
