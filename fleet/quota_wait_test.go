@@ -246,9 +246,13 @@ func TestQuotaAWaitingCallAllocatesItsTimer(t *testing.T) {
 	require.True(t, ok, "the one token Redis held")
 	require.Eventually(t, func() bool { return c.q.fetches.Load() == 2 }, wait, tick, "Redis is empty: the loop pauses 1,000 s")
 	pl := pipeline.New(QuotaGuard[string](c.q))
-	next, stop := make(chan struct{}), make(chan struct{})
+	// Each run: the goroutine deposits a token once the call waits, or, if
+	// the call was admitted without waiting (a token left in the lease),
+	// deposits nothing and ends the run when the call does.
+	next, done, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
+	runs:
 		for {
 			select {
 			case <-stop:
@@ -256,9 +260,15 @@ func TestQuotaAWaitingCallAllocatesItsTimer(t *testing.T) {
 			case <-next:
 			}
 			for c.q.queued.Load() == 0 {
-				runtime.Gosched()
+				select {
+				case <-done: // admitted without waiting
+					continue runs
+				default:
+					runtime.Gosched()
+				}
 			}
 			c.q.deposit(1)
+			<-done
 		}
 	})
 	defer func() {
@@ -268,7 +278,9 @@ func TestQuotaAWaitingCallAllocatesItsTimer(t *testing.T) {
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(50, func() {
 		next <- struct{}{}
-		if _, err := pl.Execute(ctx, ran); err != nil {
+		_, err := pl.Execute(ctx, ran)
+		done <- struct{}{}
+		if err != nil {
 			t.Fatal(err)
 		}
 	})

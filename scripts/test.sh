@@ -17,6 +17,13 @@
 # stops it on exit. Without redis-server it installs it when it can (as root,
 # with apt-get, about a minute); otherwise it says so loudly and leaves the
 # fleet/ module out, as it runs without -race when it cannot get a compiler.
+# Beside it the script starts a Redis Cluster of its own, three masters with a
+# replica each, on six free loopback ports from 7100, and exports their
+# addresses as PIPELINE_REDIS_CLUSTER_ADDRS for the fleet/ tests on a cluster
+# (a failover among them); it stops them on exit. With redis-server there,
+# a cluster that cannot be started (no redis-cli, which it installs as it
+# installs redis-server, no free ports, a cluster that never serves every
+# slot) fails the script: the cluster tests are not skipped in silence.
 #
 # The race detector needs a C compiler. Without one, the script installs gcc when
 # it can (as root, with apt-get); otherwise it says so and runs without -race.
@@ -39,6 +46,18 @@ if ! command -v redis-server >/dev/null 2>&1; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		echo "test.sh: installing redis-server for the fleet/ tests" >&2
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null || true
+	fi
+fi
+# redis-cli talks to the servers below and makes the cluster; Debian ships it
+# in redis-tools, which its redis-server package depends on.
+if command -v redis-server >/dev/null 2>&1 && ! command -v redis-cli >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: installing redis-tools (redis-cli) for the fleet/ tests" >&2
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-tools >/dev/null || true
+	fi
+	if ! command -v redis-cli >/dev/null 2>&1; then
+		echo "test.sh: redis-server is installed but redis-cli is not, and it could not be installed: install redis-tools" >&2
+		exit 1
 	fi
 fi
 if ! command -v redis-server >/dev/null 2>&1; then
@@ -93,6 +112,95 @@ else
 		exit 1
 	fi
 	export PIPELINE_REDIS_ADDR="127.0.0.1:$redis_port"
+
+	# A Redis Cluster of our own: six nodes, each a redis-server started as
+	# the one above, with cluster mode on, on the first port from 7100 that
+	# looks free and whose cluster bus (the port + 10000) does too, kept
+	# once the server answering there says, by its process id, that it is
+	# ours (a node that loses its port or its bus to another run exits, and
+	# we try the next port). redis-cli then makes them one cluster of three
+	# masters with a replica each, and we wait, for 30 s at most, until
+	# every node knows the six and serves all 16384 slots.
+	cluster_dir=$(mktemp -d)
+	cluster_pids=
+	cluster_addrs=
+	stop_cluster() {
+		for pid in $cluster_pids; do
+			kill "$pid" 2>/dev/null || true
+		done
+		for pid in $cluster_pids; do
+			wait "$pid" 2>/dev/null || true
+		done
+		rm -rf "$cluster_dir"
+	}
+	trap 'stop_cluster; stop_redis' EXIT
+	cluster_fail() {
+		echo "test.sh: could not start the Redis Cluster for the fleet/ tests: $1" >&2
+		for log in "$cluster_dir"/*.log; do
+			[ -f "$log" ] && { echo "--- $log" >&2; tail -n 5 "$log" >&2; }
+		done
+		exit 1
+	}
+	cluster_port=7100
+	for _ in 1 2 3 4 5 6; do
+		node_pid=
+		while [ -z "$node_pid" ] && [ "$cluster_port" -lt 7400 ]; do
+			port=$cluster_port
+			cluster_port=$((cluster_port + 1))
+			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
+				(exec 3<>"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null; then # taken
+				continue
+			fi
+			redis-server --cluster-enabled yes --cluster-config-file "$cluster_dir/nodes-$port.conf" \
+				--cluster-node-timeout 2000 --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+				--dir "$cluster_dir" --logfile "$cluster_dir/redis-$port.log" &
+			pid=$!
+			for _ in $(seq 50); do # until it answers, or has exited
+				if ! kill -0 "$pid" 2>/dev/null; then
+					break
+				fi
+				answering=$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
+				if [ "$answering" = "$pid" ]; then
+					node_pid=$pid
+					break
+				fi
+				sleep 0.1
+			done
+			if [ -z "$node_pid" ]; then # it lost the port to another run
+				kill "$pid" 2>/dev/null || true
+				wait "$pid" 2>/dev/null || true
+			fi
+		done
+		if [ -z "$node_pid" ]; then
+			cluster_fail "no free port for a node from 7100 to 7399"
+		fi
+		cluster_pids="$cluster_pids $node_pid"
+		cluster_addrs="$cluster_addrs 127.0.0.1:$port"
+	done
+	# shellcheck disable=SC2086 # one argument per address
+	if ! redis-cli --cluster create $cluster_addrs --cluster-replicas 1 --cluster-yes >"$cluster_dir/create.log" 2>&1; then
+		cluster_fail "redis-cli --cluster create failed"
+	fi
+	cluster_ready=
+	cluster_deadline=$((SECONDS + 30))
+	while [ -z "$cluster_ready" ] && [ "$SECONDS" -lt "$cluster_deadline" ]; do
+		cluster_ready=yes
+		for addr in $cluster_addrs; do
+			ok=$(redis-cli -p "${addr##*:}" cluster info 2>/dev/null | tr -d '\r' |
+				grep -cE '^(cluster_state:ok|cluster_slots_assigned:16384|cluster_slots_ok:16384|cluster_known_nodes:6)$' || true)
+			if [ "$ok" != 4 ]; then
+				cluster_ready=
+				sleep 0.1
+				break
+			fi
+		done
+	done
+	if [ -z "$cluster_ready" ]; then
+		cluster_fail "the cluster did not serve all 16384 slots on every node within 30 s"
+	fi
+	cluster_addrs=${cluster_addrs# }
+	export PIPELINE_REDIS_CLUSTER_ADDRS="${cluster_addrs// /,}"
+	echo "test.sh: a Redis Cluster on $PIPELINE_REDIS_CLUSTER_ADDRS" >&2
 fi
 
 if [ -n "$race" ]; then
