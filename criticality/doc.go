@@ -6,7 +6,8 @@
 // waits on (a checkout, a login), Default for what is unmarked, Sheddable
 // for what can be dropped or done later (a prefetch, a background refresh,
 // a batch job). An optional tenant (WithTenant) names who the call is for,
-// so that a limit can keep one noisy tenant from taking its level's share.
+// so that a limit can keep one noisy tenant from taking its level's share
+// (a bulkhead's or an adaptive limit's TenantShare).
 //
 //	ctx = criticality.With(ctx, criticality.Sheddable)
 //	resp, err := client.Do(req.WithContext(ctx)) // the header goes with it

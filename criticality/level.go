@@ -109,8 +109,8 @@ func Marked(ctx context.Context) (l Level, ok bool) {
 const MaxTenant = 64
 
 // WithTenant returns a copy of ctx whose calls are for tenant, keeping its
-// level: limits that are fair between tenants (see Shares) count each
-// tenant's calls apart. The tenant is cut to MaxTenant bytes; "" removes it.
+// level: limits that are fair between tenants (a bulkhead's or an adaptive
+// limit's TenantShare) count each tenant's calls apart. The tenant is cut to MaxTenant bytes; "" removes it.
 func WithTenant(ctx context.Context, tenant string) context.Context {
 	m := marked(ctx)
 	m.tenant = cut(tenant)

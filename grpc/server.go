@@ -100,7 +100,8 @@ type ShedConfig struct {
 	// criticality.MaxTenant bytes, if they are printable ASCII), unless the
 	// RPC's context has a tenant already: set it from the caller's identity
 	// in an interceptor chained before this one to keep callers from naming
-	// it.
+	// it. A bulkhead or an adaptive limit of Limits bounds each tenant when
+	// built with a TenantShare (bulkhead.Config.TenantShare).
 	Criticality func(ctx context.Context, method string, claimed criticality.Level, ok bool) criticality.Level
 }
 

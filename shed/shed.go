@@ -72,7 +72,8 @@ type Config struct {
 	// criticality.MaxTenant bytes, if they are printable ASCII), unless the
 	// request's context has a tenant already: set it from the caller's
 	// identity in a middleware outside this one to keep callers from
-	// naming it.
+	// naming it. A bulkhead or an adaptive limit of Limits bounds each
+	// tenant when built with a TenantShare (bulkhead.Config.TenantShare).
 	Criticality func(r *http.Request, claimed criticality.Level, ok bool) criticality.Level
 }
 

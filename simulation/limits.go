@@ -212,10 +212,7 @@ func (s *limitSim) arrive() {
 	}
 	lv := s.rep.levelOf(c.level)
 	lv.Offered++
-	ctx := s.ctx[c.level]
-	if s.cfg.Unmarked {
-		ctx = s.ctx[0]
-	}
+	ctx := s.ctxOf(c.level)
 	switch {
 	case s.bh != nil:
 		if _, ok := s.bh.TryAcquire(ctx); !ok {
@@ -245,12 +242,21 @@ func (s *limitSim) arrive() {
 	s.q.push(s.now+took, evEnd, int32(len(s.calls)-1), 0)
 }
 
+// ctxOf is the context of the calls of level l: marked with it, unless the
+// run is unmarked. A call takes and gives back its slot with it.
+func (s *limitSim) ctxOf(l criticality.Level) context.Context {
+	if s.cfg.Unmarked {
+		return s.ctx[0]
+	}
+	return s.ctx[l]
+}
+
 // end ends call i's attempt: it gives its slot back and is counted.
 func (s *limitSim) end(i int) {
 	c := &s.calls[i]
 	switch {
 	case s.bh != nil:
-		s.bh.Release()
+		s.bh.Release(s.ctxOf(c.level))
 	case s.al != nil:
 		s.al.Done(c.ticket, c.verdict)
 	}

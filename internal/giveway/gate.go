@@ -9,6 +9,7 @@
 package giveway
 
 import (
+	"math"
 	"time"
 
 	"github.com/resilience-go/pipeline/criticality"
@@ -48,6 +49,28 @@ func (g *Gate) Admits(l criticality.Level, used, limit float64, now time.Duratio
 	}
 	g.grow(now)
 	return g.shares.Admits(l, used, limit*(1-g.cut[index(l)])) || used == 0 && limit >= 1
+}
+
+// Cap is the most units of a limit of size limit that calls of level l may
+// hold at now (read only if Squeezed): the fewest taken at which Admits
+// refuses l, so at least 1 for a limit of at least 1, and what
+// criticality.Shares.Cap says while nothing gives way. A limit that bounds
+// a part of a level's units (a bulkhead's tenants) takes its part of this.
+func (g *Gate) Cap(l criticality.Level, limit int, now time.Duration) int {
+	if limit <= 0 {
+		return 0
+	}
+	lim := float64(limit)
+	// Share gives the answer but for the rounding Admits does: start there
+	// and step to where Admits turns, which is at most a unit away.
+	n := min(max(1, int(math.Ceil(lim*g.Share(l, now)))), limit)
+	for n > 1 && !g.Admits(l, float64(n-1), lim, now) {
+		n--
+	}
+	for n < limit && g.Admits(l, float64(n), lim, now) {
+		n++
+	}
+	return n
 }
 
 // Share is the fraction of a limit a call of level l may fill at now (read

@@ -67,3 +67,33 @@ func TestAHigherLevelIsAdmittedWheneverALowerOneIs(t *testing.T) {
 		}
 	})
 }
+
+// Cap is where Admits turns: whatever was refused before, l is admitted
+// with Cap-1 units taken and refused with Cap, and Cap is
+// criticality.Shares.Cap while nothing gives way.
+func TestCapIsWhereAdmitsTurns(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.Float64Range(0.05, 1).Draw(t, "default")
+		s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.05, d).Draw(t, "sheddable")}
+		g := New(s)
+		now := time.Duration(0)
+		for range rapid.IntRange(0, 20).Draw(t, "events") {
+			now += time.Duration(rapid.IntRange(0, int(Recovery/4)).Draw(t, "gap"))
+			g.Refused(criticality.Level(rapid.IntRange(1, 3).Draw(t, "refused")), now)
+		}
+		limit := rapid.IntRange(1, 200).Draw(t, "limit")
+		l := criticality.Level(rapid.IntRange(1, 3).Draw(t, "level"))
+		c := g.Cap(l, limit, now)
+		if c < 1 || c > limit {
+			t.Fatalf("Cap %d of a limit of %d", c, limit)
+		}
+		if !g.Admits(l, float64(c-1), float64(limit), now) || g.Admits(l, float64(c), float64(limit), now) {
+			t.Fatalf("Cap %d of %d for %v, but Admits does not turn there", c, limit, l)
+		}
+		if !g.Squeezed() && c != s.Cap(l, limit) {
+			t.Fatalf("Cap %d, Shares.Cap %d with nothing given way", c, s.Cap(l, limit))
+		}
+	})
+	var g Gate
+	assert.Zero(t, g.Cap(criticality.Critical, 0, 0))
+}

@@ -113,6 +113,14 @@ type Config struct {
 	// criticality.Shares). The limit itself is learnt from every call's
 	// latency, whatever its level.
 	Shares criticality.Shares
+	// TenantShare is the fraction of the slots its level may fill that the
+	// calls of one tenant (criticality.Tenant of the call's context) may
+	// hold at once, as for a bulkhead (see bulkhead.Config.TenantShare): of
+	// the limit as it moves, so that one noisy tenant cannot take its
+	// level's share while the limit is cut. Zero (the default) and 1 bound
+	// no tenant; otherwise it must lie in (0, 1). The limit is still learnt
+	// from every call, whatever its tenant.
+	TenantShare float64
 	// Clock is the clock of the estimator the limiter builds when Estimator
 	// is nil, and times queued calls' waits. The limiter reads time from its
 	// estimator, so give a shared estimator the same clock. Nil means real
@@ -171,6 +179,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Shares.Validate(); err != nil {
 		bad("Shares: %w", err)
+	}
+	if math.IsNaN(c.TenantShare) || c.TenantShare < 0 || c.TenantShare > 1 {
+		bad("TenantShare must lie in [0, 1] (0 means 1: no bound per tenant), got %v", c.TenantShare)
 	}
 	return errors.Join(errs...)
 }

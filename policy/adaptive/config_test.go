@@ -34,6 +34,9 @@ func TestBadConfigsAreRefusedNamingTheField(t *testing.T) {
 		{"negative queue", adaptive.Config{MaxQueue: -1}, "Config.MaxQueue"},
 		{"negative wait", adaptive.Config{MaxQueue: 1, MaxWait: -1}, "Config.MaxWait"},
 		{"wait without a queue", adaptive.Config{MaxWait: time.Second}, "Config.MaxWait"},
+		{"negative tenant share", adaptive.Config{TenantShare: -0.5}, "Config.TenantShare"},
+		{"tenant share above 1", adaptive.Config{TenantShare: 1.5}, "Config.TenantShare"},
+		{"NaN tenant share", adaptive.Config{TenantShare: math.NaN()}, "Config.TenantShare"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
@@ -54,6 +55,7 @@ type Limiter struct {
 	tolerance    float64
 	interval     time.Duration
 	minSamples   int
+	tenants      bool // Config.TenantShare bounds tenants: tickets name theirs
 
 	// peak is the most calls inside at once since the last revision: one word,
 	// raised with compare-and-swap on every admission.
@@ -97,7 +99,10 @@ func New(cfg Config) (*Limiter, error) {
 			return nil, err // unreachable: the settings are the package's own
 		}
 	}
-	slots, err := bulkhead.New(bulkhead.Config{Name: cfg.Name, MaxConcurrent: cfg.InitialLimit, MaxQueue: cfg.MaxQueue, MaxWait: cfg.MaxWait, Shares: cfg.Shares, Clock: cfg.Clock})
+	slots, err := bulkhead.New(bulkhead.Config{
+		Name: cfg.Name, MaxConcurrent: cfg.InitialLimit, MaxQueue: cfg.MaxQueue, MaxWait: cfg.MaxWait,
+		Shares: cfg.Shares, TenantShare: cfg.TenantShare, Clock: cfg.Clock,
+	})
 	if err != nil {
 		return nil, err // unreachable: validated above
 	}
@@ -116,6 +121,7 @@ func New(cfg Config) (*Limiter, error) {
 		tolerance:    cfg.Tolerance,
 		interval:     cfg.Interval,
 		minSamples:   cfg.MinSamples,
+		tenants:      cfg.TenantShare > 0 && cfg.TenantShare < 1,
 		limit:        float64(cfg.InitialLimit),
 		recent:       recent,
 		seen:         -1,
@@ -143,24 +149,37 @@ func (l *Limiter) InFlight() int { return l.slots.InFlight() }
 // Queued returns how many calls wait for a slot now.
 func (l *Limiter) Queued() int { return l.slots.Queued() }
 
-// Ticket is a slot a call holds: give it back with [Limiter.Done], once. The
-// zero Ticket (what a refused TryAcquire or Acquire returns) holds no slot;
-// giving it back does nothing.
+// Ticket is a slot a call holds: give it back with [Limiter.Done], once. It
+// names the call's tenant when the limiter bounds tenants
+// (Config.TenantShare), so that Done gives the slot back to the tenant that
+// took it. The zero Ticket (what a refused TryAcquire or Acquire returns)
+// holds no slot; giving it back does nothing.
 type Ticket struct {
-	start time.Duration // on the estimator's clock
-	held  bool          // a slot was taken
+	start  time.Duration // on the estimator's clock
+	held   bool          // a slot was taken
+	tenant string        // the tenant charged for the slot; "" for none
 }
 
 // TryAcquire takes a slot for a call of ctx's level (criticality.From) if
-// one is free to that level (see Config.Shares) and no call of that level or
-// above is queued. It never waits.
+// one is free to that level (see Config.Shares), its tenant holds fewer than
+// its bound (see Config.TenantShare), and no call of that level or above is
+// queued, as a bulkhead's TryAcquire does. It never waits.
 func (l *Limiter) TryAcquire(ctx context.Context) (Ticket, bool) {
 	n, ok := l.slots.TryAcquire(ctx)
 	if !ok {
 		return Ticket{}, false
 	}
 	l.raisePeak(n)
-	return Ticket{start: l.est.Now(), held: true}, true
+	return Ticket{start: l.est.Now(), held: true, tenant: l.tenantOf(ctx)}, true
+}
+
+// tenantOf is the tenant a ticket of ctx names: its tenant if the limiter
+// bounds tenants, or "".
+func (l *Limiter) tenantOf(ctx context.Context) string {
+	if !l.tenants {
+		return ""
+	}
+	return criticality.Tenant(ctx)
 }
 
 // Acquire takes a slot for a call of ctx's level, waiting in the queue for
@@ -189,7 +208,7 @@ func (l *Limiter) acquire(ctx context.Context) (Ticket, time.Duration, error) {
 	}
 	l.raisePeak(l.slots.InFlight())
 	now := l.est.Now()
-	return Ticket{start: now, held: true}, now - start, nil
+	return Ticket{start: now, held: true, tenant: l.tenantOf(ctx)}, now - start, nil
 }
 
 // raisePeak raises peak to n.
@@ -208,21 +227,30 @@ func (l *Limiter) raisePeak(n int) {
 // included: a call cut by a timeout after waiting in a queue says as much
 // about the queue as a slow success. Only successes are recorded into the
 // estimator, as the hedge stage records them. A Throttled answer is also a
-// sign of overload. Reaching the end of an interval revises the limit.
+// sign of overload. Reaching the end of an interval revises the limit. The
+// slot goes back to the tenant t names (see Config.TenantShare), which costs
+// a small allocation for a ticket that names one; the stage gives slots back
+// with the call's own context, and allocates nothing.
 func (l *Limiter) Done(t Ticket, v outcome.Verdict) {
-	l.done(t, v, true)
+	if t.tenant == "" {
+		l.done(context.Background(), t, v, true)
+		return
+	}
+	// The slots charge the tenant of the context a slot is given back with.
+	l.done(criticality.WithTenant(context.Background(), t.tenant), t, v, true)
 }
 
-// done is Done; release says whether to give the slot back now (a stage that
-// keeps the call's value alive gives it back when the value is released). It
-// returns the revision the call made, if it made one that moved the limit.
-func (l *Limiter) done(t Ticket, v outcome.Verdict, release bool) (Revision, bool) {
+// done is Done; release says whether to give the slot back now, with ctx,
+// the call's context or one of its tenant (a stage that keeps the call's
+// value alive gives it back when the value is released). It returns the
+// revision the call made, if it made one that moved the limit.
+func (l *Limiter) done(ctx context.Context, t Ticket, v outcome.Verdict, release bool) (Revision, bool) {
 	if !t.held { // a refusal's ticket, given back by mistake: no slot, no latency
 		return Revision{}, false
 	}
 	now := l.est.Now()
 	if release {
-		l.slots.Release()
+		l.slots.Release(ctx)
 	}
 	answered := !v.SelfImposed && !v.Canceled // the dependency answered, or our timeout ended the wait
 	if answered && v.Kind == outcome.OK && !l.fedElsewhere {

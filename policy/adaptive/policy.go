@@ -64,18 +64,18 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 	done := false
 	defer func() {
 		if !done { // the work panicked
-			p.l.done(t, outcome.Verdict{Kind: outcome.Permanent, Canceled: true}, true)
+			p.l.done(ctx, t, outcome.Verdict{Kind: outcome.Permanent, Canceled: true}, true)
 		}
 	}()
 	r := next.Run(ctx)
 	done = true
 	holds := next.Holds()
-	rev, moved := p.l.done(t, r.Verdict, !holds)
+	rev, moved := p.l.done(ctx, t, r.Verdict, !holds)
 	if moved && next.Observed() {
 		next.Emit(ctx, rev)
 	}
 	if !holds {
 		return r
 	}
-	return next.Hold(r, sync.OnceFunc(p.l.slots.Release))
+	return next.Hold(r, sync.OnceFunc(func() { p.l.slots.Release(ctx) }))
 }

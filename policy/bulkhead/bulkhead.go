@@ -29,9 +29,9 @@ const refusal = pipeline.ConcurrencyLimited
 // generic, so pipelines of different result types can share one, and [Guard]
 // makes it a stage.
 //
-// A Bulkhead is safe for concurrent use; one mutex guards its slots and its
-// queue, held for the few nanoseconds of taking or handing over a slot. The
-// zero Bulkhead is not usable.
+// A Bulkhead is safe for concurrent use; one mutex guards its slots, its
+// queue and its count of each tenant's slots, held for the few nanoseconds of
+// taking or handing over a slot. The zero Bulkhead is not usable.
 type Bulkhead struct {
 	// Immutable after New.
 	name     string
@@ -43,7 +43,9 @@ type Bulkhead struct {
 	refused  *pipeline.StopError
 	waiters  sync.Pool // of *waiter, with their channels
 
-	// mu guards the fields below it.
+	// mu guards the fields below it. The fast paths (TryAcquire, Release)
+	// unlock it without a defer, which would cost them a few nanoseconds:
+	// nothing they run under it can panic, and no user code runs there.
 	mu    sync.Mutex
 	limit int                     // slots: Config.MaxConcurrent, or what SetLimit set
 	caps  [criticality.Levels]int // the slots each level may fill: its share of limit
@@ -51,12 +53,15 @@ type Bulkhead struct {
 	inUse int                     // slots taken; above limit only after SetLimit lowered it
 	// queue holds the calls waiting for a slot, by level.
 	queue queue.Levels[*waiter]
+	// tenants counts each tenant's slots, for Config.TenantShare.
+	tenants tenants
 }
 
 // waiter is a call in the queue.
 type waiter struct {
-	ready chan struct{} // buffered: a slot was handed over, or the call displaced
-	level criticality.Level
+	ready  chan struct{} // buffered: a slot was handed over, or the call displaced
+	level  criticality.Level
+	tenant string // the tenant charged for its slot; "" for none
 	// Guarded by the bulkhead's mu.
 	links     queue.Links[*waiter]
 	granted   bool // the slot is this call's
@@ -84,6 +89,9 @@ func New(cfg Config) (*Bulkhead, error) {
 	b.elapsed.Clock = cfg.Clock
 	b.elapsed.Start()
 	b.shares = cfg.Shares
+	if cfg.TenantShare > 0 && cfg.TenantShare < 1 {
+		b.tenants = tenants{share: cfg.TenantShare, held: make(map[string]int)}
+	}
 	b.setCaps()
 	b.gate = giveway.New(cfg.Shares)
 	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
@@ -132,56 +140,62 @@ func (b *Bulkhead) SetLimit(n int) {
 	b.limit = n
 	b.setCaps()
 	for {
-		w, l, ok := b.queue.Front()
-		if !ok || !b.fits(l, b.inUse) {
+		w, ok := b.next(b.inUse)
+		if !ok {
 			return
 		}
 		b.inUse++
-		b.queue.Remove(l, w)
+		b.queue.Remove(w.level, w)
 		b.grant(w)
 	}
 }
 
 // TryAcquire takes a slot for a call of ctx's level (criticality.From) if
-// one is free to that level (see Config.Shares) and no call of that level or
-// above is queued, and returns how many calls are inside, this one included.
-// It never waits. Every slot taken must be given back with
-// [Bulkhead.Release], once.
+// one is free to that level (see Config.Shares), its tenant
+// (criticality.Tenant) holds fewer than its bound (see Config.TenantShare),
+// and no call of that level or above is queued (but for calls held back by
+// their own tenant's bound), and returns how many calls are inside, this
+// one included. It never waits. Every slot taken must be given back with
+// [Bulkhead.Release], once, with ctx.
 func (b *Bulkhead) TryAcquire(ctx context.Context) (inFlight int, ok bool) {
-	l := criticality.From(ctx)
+	l, t := criticality.From(ctx), b.tenantOf(ctx)
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if inFlight, ok = b.take(l); !ok {
-		b.gate.Refused(l, b.elapsed.Read())
+	if inFlight, ok = b.take(l, t); !ok {
+		b.refuse(l, t)
 	}
+	b.mu.Unlock()
 	return inFlight, ok
 }
 
-// try takes a slot for a call of level l if it can at once.
-func (b *Bulkhead) try(l criticality.Level) (inFlight int, ok bool) {
+// try takes a slot for a call of level l for tenant t if it can at once.
+func (b *Bulkhead) try(l criticality.Level, t string) (inFlight int, ok bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.take(l)
+	inFlight, ok = b.take(l, t)
+	b.mu.Unlock()
+	return inFlight, ok
 }
 
-// take takes a slot for a call of level l if one is free to it and no call
-// of its level or above waits; mu must be held.
-func (b *Bulkhead) take(l criticality.Level) (inFlight int, ok bool) {
-	if b.fits(l, b.inUse) && (b.queue.Len() == 0 || !b.queue.AtOrAbove(l)) {
-		b.inUse++
-		return b.inUse, true
+// take takes a slot for a call of level l for tenant t if one is free to
+// that level, t is under its bound, and no call of l or above waits that
+// could take it; mu must be held.
+func (b *Bulkhead) take(l criticality.Level, t string) (inFlight int, ok bool) {
+	if !b.fits(l, b.inUse) || b.queue.Len() > 0 && b.waits(l) || !b.under(t, l) {
+		return 0, false
 	}
-	return 0, false
+	b.charge(t)
+	b.inUse++
+	return b.inUse, true
 }
 
 // Acquire takes a slot for a call of ctx's level (criticality.From), waiting
-// in the queue for one if none is free to that level and the queue has room
-// (or holds a call of a lower level, whose place it takes), for at most
-// Config.MaxWait and never after ctx ends.
+// in the queue for one if none is free to that level or to its tenant (see
+// [Bulkhead.TryAcquire]) and the queue has room (or holds a call of a lower
+// level, whose place it takes), for at most Config.MaxWait and never after
+// ctx ends.
 // It returns nil once the slot is the caller's; a *pipeline.StopError of
 // Stage "bulkhead" if the bulkhead refused (the queue was full, or the wait
 // ran out); or pipeline.Interrupted's if ctx ended first. Every slot taken
-// must be given back with [Bulkhead.Release], once.
+// must be given back with [Bulkhead.Release], once, with ctx.
 func (b *Bulkhead) Acquire(ctx context.Context) error {
 	_, _, err := b.acquire(ctx)
 	return err
@@ -191,22 +205,22 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 // its slot (0 if it got none) and, for a call that queued, how long it waited
 // (-1 for a call that did not queue).
 func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Duration, err error) {
-	l := criticality.From(ctx)
-	if n, ok := b.try(l); ok {
+	l, t := criticality.From(ctx), b.tenantOf(ctx)
+	if n, ok := b.try(l, t); ok {
 		return n, -1, nil
 	}
 	b.mu.Lock()
-	if n, ok := b.take(l); ok { // a slot was freed since
+	if n, ok := b.take(l, t); ok { // a slot was freed since
 		b.mu.Unlock()
 		return n, -1, nil
 	}
 	if b.queue.Len() >= b.maxQueue && !b.displace(l) {
-		b.gate.Refused(l, b.elapsed.Read())
+		b.refuse(l, t)
 		b.mu.Unlock()
 		return 0, -1, b.refused
 	}
 	w := b.waiters.Get().(*waiter)
-	w.level = l
+	w.level, w.tenant = l, t
 	b.queue.Push(l, w)
 	b.mu.Unlock()
 
@@ -244,40 +258,52 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 		stop, inFlight = nil, b.inUse
 	case w.granted: // handed over as ctx ended: the caller is gone, pass it on
 		<-w.ready
-		b.release()
+		b.release(t)
 	default:
 		b.queue.Remove(w.level, w)
 		if stop == b.refused { // the wait ran out
-			b.gate.Refused(l, b.elapsed.Read())
+			b.refuse(l, t)
 		}
 	}
 	b.mu.Unlock()
-	w.granted, w.displaced = false, false
+	w.granted, w.displaced, w.tenant = false, false, ""
 	b.waiters.Put(w)
 	return inFlight, b.elapsed.Read() - start, stop
 }
 
 // Release gives back a slot taken by [Bulkhead.TryAcquire] or
-// [Bulkhead.Acquire]: to the first call in the queue, if there is one and the
-// limit allows it, or to the bulkhead. It panics if no slot is taken, as
-// releasing a semaphore more than it holds does: a Release without its
-// Acquire would let one call too many in.
-func (b *Bulkhead) Release() {
+// [Bulkhead.Acquire] with ctx, the context the slot was taken with: its
+// tenant (criticality.Tenant) is the one whose slot it was (see
+// Config.TenantShare; a bulkhead that counts no tenants reads nothing of
+// ctx). The slot goes to the first call in the queue that may have it (see
+// Config.Shares and Config.TenantShare), or back to the bulkhead. Release
+// panics if no slot is taken, or none by ctx's tenant, as releasing a
+// semaphore more than it holds does: a Release without its Acquire would
+// let one call too many in. A context with another tenant than the one the
+// slot was taken with, where both hold slots, charges the wrong tenant, and
+// cannot be told.
+func (b *Bulkhead) Release(ctx context.Context) {
+	t := b.tenantOf(ctx)
 	b.mu.Lock()
 	if b.inUse <= 0 {
 		b.mu.Unlock()
 		panic("bulkhead: Release without a slot taken")
 	}
-	defer b.mu.Unlock()
-	b.release()
+	if t != "" && b.tenants.held[t] == 0 {
+		b.mu.Unlock()
+		panic("bulkhead: Release for a tenant that holds no slot (release with the context the slot was taken with)")
+	}
+	b.release(t)
+	b.mu.Unlock()
 }
 
-// release is Release; mu must be held. The slot passes to the first call of
-// the queue if its level may have it, or else back to the bulkhead.
-func (b *Bulkhead) release() {
+// release is Release for tenant t; mu must be held. The slot passes to the
+// call of the queue next allows, or else back to the bulkhead.
+func (b *Bulkhead) release(t string) {
+	b.discharge(t)
 	if b.queue.Len() > 0 {
-		if w, l, _ := b.queue.Front(); b.fits(l, b.inUse-1) {
-			b.queue.Remove(l, w)
+		if w, ok := b.next(b.inUse - 1); ok {
+			b.queue.Remove(w.level, w)
 			b.grant(w) // the slot passes on: inUse is unchanged
 			return
 		}
@@ -290,6 +316,9 @@ func (b *Bulkhead) release() {
 func (b *Bulkhead) setCaps() {
 	for i := range b.caps {
 		b.caps[i] = b.shares.Cap(criticality.Level(i+1), b.limit)
+	}
+	if b.counts() {
+		b.setBounds()
 	}
 }
 
@@ -311,9 +340,11 @@ func (b *Bulkhead) cap(l criticality.Level) int {
 	return b.caps[l-1]
 }
 
-// grant hands a slot to w, which has been taken out of the queue; mu must be
-// held. The send never blocks: w.ready has room for it.
+// grant hands a slot to w, which has been taken out of the queue, and
+// charges its tenant; mu must be held. The send never blocks: w.ready has
+// room for it.
 func (b *Bulkhead) grant(w *waiter) {
+	b.charge(w.tenant)
 	w.granted = true
 	w.ready <- struct{}{}
 }
@@ -327,7 +358,7 @@ func (b *Bulkhead) displace(l criticality.Level) bool {
 		return false
 	}
 	b.queue.Remove(lowest, w)
-	b.gate.Refused(lowest, b.elapsed.Read())
+	b.refuse(lowest, w.tenant)
 	w.displaced = true
 	w.ready <- struct{}{}
 	return true

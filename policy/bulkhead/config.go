@@ -2,6 +2,7 @@ package bulkhead
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -45,6 +46,24 @@ type Config struct {
 	// full queue gives the place of its newest lowest-level call to an
 	// arrival of a higher level, refusing that call.
 	Shares criticality.Shares
+	// TenantShare is the fraction of the slots its level may fill (its
+	// share of the limit, as Shares computes it) that the calls of one
+	// tenant (criticality.Tenant of the call's context) may hold at once:
+	// a call with a tenant is admitted only while its tenant holds fewer
+	// than TenantShare × that level's slots, rounded down (to a millionth
+	// of a slot, so that 0.7 of 10 is 7), and at least 1. So with 0.5 and
+	// two tenants, neither can hold more than half of a level's slots, and
+	// each can always take its half. A tenant's slots are counted across
+	// levels, as Shares counts all the slots taken, and while the levels
+	// give way (see Shares) the bound is taken of the slots the level may
+	// fill at that moment. Calls without a tenant are never bounded by
+	// it. A call refused only for its tenant's bound waits in the queue
+	// like any other, without holding up the calls behind it, and does not
+	// make the lower levels give way: its level was not short. Zero (the
+	// default) and 1 bound no tenant and count nothing; otherwise it must
+	// lie in (0, 1). Every call must then be given back with the context
+	// it was taken with (see [Bulkhead.Release]).
+	TenantShare float64
 	// Clock times MaxWait. Nil means real time.
 	Clock clockwork.Clock
 }
@@ -69,6 +88,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Shares.Validate(); err != nil {
 		return fmt.Errorf("bulkhead: Config.Shares: %w", err)
+	}
+	if math.IsNaN(c.TenantShare) || c.TenantShare < 0 || c.TenantShare > 1 {
+		return fmt.Errorf("bulkhead: Config.TenantShare must lie in [0, 1] (0 means 1: no bound per tenant), got %v", c.TenantShare)
 	}
 	return nil
 }

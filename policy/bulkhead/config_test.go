@@ -2,6 +2,7 @@ package bulkhead_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ func TestBadConfigsAreRefusedNamingTheField(t *testing.T) {
 		{"negative queue", bulkhead.Config{MaxConcurrent: 1, MaxQueue: -1}, "Config.MaxQueue"},
 		{"negative wait", bulkhead.Config{MaxConcurrent: 1, MaxQueue: 1, MaxWait: -time.Second}, "Config.MaxWait"},
 		{"wait without a queue", bulkhead.Config{MaxConcurrent: 1, MaxWait: time.Second}, "Config.MaxWait"},
+		{"negative tenant share", bulkhead.Config{MaxConcurrent: 1, TenantShare: -0.5}, "Config.TenantShare"},
+		{"tenant share above 1", bulkhead.Config{MaxConcurrent: 1, TenantShare: 1.01}, "Config.TenantShare"},
+		{"NaN tenant share", bulkhead.Config{MaxConcurrent: 1, TenantShare: math.NaN()}, "Config.TenantShare"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -49,11 +53,11 @@ func TestSetLimitRefusesANonPositiveLimit(t *testing.T) {
 
 func TestAReleaseWithoutASlotPanics(t *testing.T) {
 	b := mustNew(t, bulkhead.Config{MaxConcurrent: 1})
-	assert.PanicsWithValue(t, "bulkhead: Release without a slot taken", b.Release)
+	assert.PanicsWithValue(t, "bulkhead: Release without a slot taken", func() { b.Release(context.Background()) })
 	_, ok := b.TryAcquire(context.Background())
 	require.True(t, ok, "the bulkhead still works")
 	_, ok = b.TryAcquire(context.Background())
 	assert.False(t, ok, "and still admits one: the stray Release freed nothing")
-	b.Release()
+	b.Release(context.Background())
 	assert.Zero(t, b.InFlight())
 }

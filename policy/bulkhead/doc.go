@@ -32,6 +32,11 @@
 // -> fn. A hedge inside the bulkhead runs its copies in the attempt's one
 // slot; put the bulkhead inside the hedge if every copy must hold one.
 //
+// A call's criticality (package criticality) decides how much it may take:
+// its level, a share of the slots (Config.Shares), and its tenant, a part of
+// its level's slots (Config.TenantShare), so that one noisy tenant cannot
+// take a level's share.
+//
 // The limit is fixed unless [Bulkhead.SetLimit] moves it; package adaptive is
 // a bulkhead whose limit a rule moves, from the latency it measures.
 package bulkhead

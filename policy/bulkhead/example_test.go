@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
@@ -36,4 +37,34 @@ func ExampleNew_invalid() {
 	_, err := bulkhead.New(bulkhead.Config{MaxConcurrent: 8, MaxQueue: -1})
 	fmt.Println(err)
 	// Output: bulkhead: Config.MaxQueue must not be negative (0 means no queue), got -1
+}
+
+// With a TenantShare of 0.5, one tenant holds at most half of the slots its
+// level may fill: a noisy tenant is refused at its half, and the other
+// tenant still finds its own.
+func ExampleConfig_tenantShare() {
+	b, err := bulkhead.New(bulkhead.Config{Name: "api", MaxConcurrent: 4, TenantShare: 0.5})
+	if err != nil {
+		panic(err)
+	}
+	noisy := criticality.WithTenant(context.Background(), "acme")
+	quiet := criticality.WithTenant(context.Background(), "globex")
+	for i := range 3 {
+		_, ok := b.TryAcquire(noisy)
+		fmt.Println("acme call", i+1, "admitted:", ok)
+	}
+	for i := range 2 {
+		_, ok := b.TryAcquire(quiet)
+		fmt.Println("globex call", i+1, "admitted:", ok)
+	}
+	b.Release(noisy) // the context the slot was taken with: acme's is given back
+	_, ok := b.TryAcquire(noisy)
+	fmt.Println("acme again:", ok, "in flight:", b.InFlight())
+	// Output:
+	// acme call 1 admitted: true
+	// acme call 2 admitted: true
+	// acme call 3 admitted: false
+	// globex call 1 admitted: true
+	// globex call 2 admitted: true
+	// acme again: true in flight: 4
 }

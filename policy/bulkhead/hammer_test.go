@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
@@ -74,4 +76,56 @@ func TestHammer(t *testing.T) {
 	assert.Equal(t, 0, b.InFlight(), "every slot was given back")
 	assert.Equal(t, 0, b.Queued())
 	t.Logf("served %d, refused %d, interrupted %d, peak %d", served.Load(), refused.Load(), interrupted.Load(), peak.Load())
+}
+
+// TestHammerWithTenants runs calls of three tenants and none, of every
+// level, through one bulkhead with a TenantShare on real time, with calls
+// that queue, give up and time out, and checks that no tenant ever had more
+// calls inside than its bound, and that every slot came back to its
+// tenant: each can take its bound again.
+func TestHammerWithTenants(t *testing.T) {
+	const limit, bound = 4, 2
+	b := mustNew(t, bulkhead.Config{MaxConcurrent: limit, MaxQueue: 8, MaxWait: 2 * time.Millisecond, TenantShare: 0.5})
+	p := pipeline.New(bulkhead.Guard[int](b))
+	tenants := []string{"a", "b", "c", ""}
+	var inside [4]atomic.Int32
+	var over atomic.Int32
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 200 {
+				who := (g + i) % len(tenants)
+				ctx := criticality.WithTenant(criticality.With(context.Background(), criticality.Level(1+i%3)), tenants[who])
+				ctx, cancel := context.WithCancel(ctx)
+				if (g+i)%5 == 0 {
+					time.AfterFunc(20*time.Microsecond, cancel)
+				}
+				_, _ = p.Execute(ctx, func(context.Context) (int, error) {
+					if n := inside[who].Add(1); who < 3 && n > bound {
+						over.Add(1)
+					}
+					runtime.Gosched()
+					inside[who].Add(-1)
+					return 1, nil
+				})
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Zero(t, over.Load(), "a tenant had more calls inside than its bound")
+	assert.Equal(t, 0, b.InFlight(), "every slot was given back")
+	assert.Equal(t, 0, b.Queued())
+	for _, tenant := range tenants[:3] {
+		// Critical calls, whose level never gives way: the refusals of the
+		// last second may still squeeze the others.
+		ctx := criticality.WithTenant(criticality.With(context.Background(), criticality.Critical), tenant)
+		for range bound {
+			_, ok := b.TryAcquire(ctx)
+			require.True(t, ok, "tenant %s has its slots back", tenant)
+		}
+		for range bound {
+			b.Release(ctx)
+		}
+	}
 }

@@ -39,13 +39,13 @@ func TestTheQueueServesHigherLevelsFirst(t *testing.T) {
 			go func() {
 				if err := b.Acquire(at(l)); err == nil {
 					order <- l
-					b.Release()
+					b.Release(at(l))
 				}
 			}()
 			synctest.Wait() // queued in this order
 		}
 		require.Equal(t, 3, b.Queued())
-		b.Release()
+		b.Release(context.Background())
 		assert.Equal(t, criticality.Critical, <-order)
 		assert.Equal(t, criticality.Default, <-order)
 		assert.Equal(t, criticality.Sheddable, <-order)
@@ -70,9 +70,9 @@ func TestAFullQueueGivesThePlaceOfItsLowestCallToAHigherOne(t *testing.T) {
 		require.ErrorAs(t, <-shed, &stop, "the waiting Sheddable call is refused")
 		assert.Equal(t, bulkhead.Kind, stop.Stage)
 		assert.Equal(t, 1, b.Queued(), "the Critical call waits in its place")
-		b.Release()
+		b.Release(context.Background())
 		assert.NoError(t, <-kept)
-		b.Release()
+		b.Release(context.Background())
 		assert.Equal(t, 0, b.InFlight())
 	})
 }

@@ -19,6 +19,7 @@ import (
 // call is one call of the model test: a goroutine that acquires a slot, holds
 // it until told to leave, and releases it.
 type call struct {
+	tenant string
 	cancel context.CancelFunc
 	result chan error    // what Acquire returned
 	leave  chan struct{} // closed to release the slot
@@ -35,10 +36,13 @@ type machine struct {
 	maxQueue int
 	maxWait  time.Duration
 	shares   criticality.Shares
-	gate     giveway.Gate // the model's own: the levels that give way
-	calls    []*call
-	holders  []int     // model: calls holding a slot
-	queue    []waiting // model: calls waiting, oldest first
+	// percent is Config.TenantShare in hundredths, or 0 when it bounds no
+	// tenant (0 or 1), so that the model's bounds are whole arithmetic.
+	percent int
+	gate    giveway.Gate // the model's own: the levels that give way
+	calls   []*call
+	holders []int     // model: calls holding a slot
+	queue   []waiting // model: calls waiting, oldest first
 	// ceiling is the most calls that may be inside: the limit, or more for a
 	// while after the limit was lowered under the calls already inside.
 	ceiling int
@@ -46,7 +50,9 @@ type machine struct {
 	start   time.Time
 }
 
-func newMachine(cfg bulkhead.Config) *machine {
+// newMachine builds the bulkhead of cfg and its model; percent is
+// cfg.TenantShare in hundredths.
+func newMachine(cfg bulkhead.Config, percent int) *machine {
 	b, err := bulkhead.New(cfg)
 	if err != nil {
 		panic(err)
@@ -55,6 +61,9 @@ func newMachine(cfg bulkhead.Config) *machine {
 	if m.maxWait == 0 {
 		m.maxWait = bulkhead.DefaultMaxWait
 	}
+	if percent < 100 {
+		m.percent = percent
+	}
 	return m
 }
 
@@ -62,19 +71,58 @@ func newMachine(cfg bulkhead.Config) *machine {
 type waiting struct {
 	id      int
 	level   criticality.Level
+	tenant  string
 	expires time.Duration
 }
 
-// first is the index in m.queue of the call served next: the oldest of the
-// highest level; -1 if none waits.
-func (m *machine) first() int {
+// first is the index in m.queue of the call a slot goes to when used are
+// taken: of the calls whose level may fill one more slot and whose tenant
+// may hold one more, the oldest of the highest level; -1 if none may.
+func (m *machine) first(used int) int {
 	at := -1
 	for i, w := range m.queue {
+		if !m.fits(w.level, used) || !m.under(w.tenant, w.level) {
+			continue
+		}
 		if at < 0 || w.level > m.queue[at].level {
 			at = i
 		}
 	}
 	return at
+}
+
+// room is how many slots calls of level l may fill now: the fewest taken
+// at which the gate refuses l.
+func (m *machine) room(l criticality.Level) int {
+	n := 0
+	for n < m.limit && m.fits(l, n) {
+		n++
+	}
+	return n
+}
+
+// under reports whether tenant t may take one more slot for a call of
+// level l now: always for no tenant or no TenantShare, otherwise while it
+// holds fewer than its part of the level's room, rounded down, at least 1.
+func (m *machine) under(t string, l criticality.Level) bool {
+	if t == "" || m.percent == 0 {
+		return true
+	}
+	held := 0
+	for _, id := range m.holders {
+		if m.calls[id].tenant == t {
+			held++
+		}
+	}
+	return held < max(1, m.percent*m.room(l)/100)
+}
+
+// refuse records the refusal of a call of level l for tenant t: the
+// levels below give way, unless t holds its bound.
+func (m *machine) refuse(l criticality.Level, t string) {
+	if m.under(t, l) {
+		m.gate.Refused(l, m.now)
+	}
 }
 
 // last is the index of the call served last: the newest of the lowest
@@ -95,10 +143,14 @@ func (m *machine) fits(l criticality.Level, used int) bool {
 	return m.gate.Admits(l, float64(used), float64(m.limit), m.now)
 }
 
-// Arrive starts a call of level l.
-func (m *machine) Arrive(l criticality.Level) {
-	ctx, cancel := context.WithCancel(criticality.With(context.Background(), l))
-	c := &call{cancel: cancel, result: make(chan error, 1), leave: make(chan struct{}), left: make(chan struct{})}
+// Arrive starts a call of level l for tenant t ("" for none). Each arrives
+// a nanosecond after the step before, so that no two waits run out at the
+// same instant: the bulkhead serves those in any order, and whether one
+// makes the lower levels give way may depend on the other.
+func (m *machine) Arrive(l criticality.Level, t string) {
+	m.Advance(time.Nanosecond)
+	ctx, cancel := context.WithCancel(criticality.WithTenant(criticality.With(context.Background(), l), t))
+	c := &call{tenant: t, cancel: cancel, result: make(chan error, 1), leave: make(chan struct{}), left: make(chan struct{})}
 	id := len(m.calls)
 	m.calls = append(m.calls, c)
 	go func() {
@@ -106,22 +158,23 @@ func (m *machine) Arrive(l criticality.Level) {
 		c.result <- err
 		if err == nil {
 			<-c.leave
-			m.b.Release()
+			m.b.Release(ctx)
 		}
 		close(c.left)
 	}()
-	ahead := slices.ContainsFunc(m.queue, func(w waiting) bool { return w.level >= l })
+	// A call held back by its own tenant's bound holds up nobody else.
+	ahead := slices.ContainsFunc(m.queue, func(w waiting) bool { return w.level >= l && m.under(w.tenant, w.level) })
 	switch {
-	case m.fits(l, len(m.holders)) && !ahead:
+	case m.fits(l, len(m.holders)) && m.under(t, l) && !ahead:
 		m.holders = append(m.holders, id)
 	case len(m.queue) < m.maxQueue:
-		m.queue = append(m.queue, waiting{id, l, m.now + m.maxWait})
+		m.queue = append(m.queue, waiting{id, l, t, m.now + m.maxWait})
 	case m.last() >= 0 && m.queue[m.last()].level < l: // it takes the place of the last
-		m.gate.Refused(m.queue[m.last()].level, m.now)
+		m.refuse(m.queue[m.last()].level, m.queue[m.last()].tenant)
 		m.queue = slices.Delete(m.queue, m.last(), m.last()+1)
-		m.queue = append(m.queue, waiting{id, l, m.now + m.maxWait})
+		m.queue = append(m.queue, waiting{id, l, t, m.now + m.maxWait})
 	default:
-		m.gate.Refused(l, m.now)
+		m.refuse(l, t)
 	}
 	synctest.Wait()
 }
@@ -137,8 +190,8 @@ func (m *machine) Leave(pick int) {
 	m.holders = slices.Delete(m.holders, i, i+1)
 	m.ceiling = max(m.limit, min(m.ceiling, len(m.holders)))
 	close(m.calls[id].leave)
-	if f := m.first(); f >= 0 && m.fits(m.queue[f].level, holding-1) {
-		m.admitFirst()
+	if f := m.first(holding - 1); f >= 0 {
+		m.admit(f)
 	}
 	synctest.Wait()
 }
@@ -159,8 +212,8 @@ func (m *machine) Resize(n int) {
 	m.limit = n
 	m.ceiling = max(n, len(m.holders))
 	m.b.SetLimit(m.limit)
-	for f := m.first(); f >= 0 && m.fits(m.queue[f].level, len(m.holders)); f = m.first() {
-		m.admitFirst()
+	for f := m.first(len(m.holders)); f >= 0; f = m.first(len(m.holders)) {
+		m.admit(f)
 	}
 	synctest.Wait()
 }
@@ -168,27 +221,30 @@ func (m *machine) Resize(n int) {
 // Advance lets d pass: waits that run out are refused.
 func (m *machine) Advance(d time.Duration) {
 	time.Sleep(d)
-	m.now += d
-	expired := slices.DeleteFunc(slices.Clone(m.queue), func(w waiting) bool { return w.expires > m.now })
+	end := m.now + d
+	expired := slices.DeleteFunc(slices.Clone(m.queue), func(w waiting) bool { return w.expires > end })
 	slices.SortStableFunc(expired, func(a, b waiting) int { return int(a.expires - b.expires) })
 	for _, w := range expired { // each gives way at its own instant
-		m.gate.Refused(w.level, w.expires)
+		m.now = w.expires
+		m.refuse(w.level, w.tenant)
 	}
+	m.now = end
 	m.queue = slices.DeleteFunc(m.queue, func(w waiting) bool { return w.expires <= m.now })
 	synctest.Wait()
 }
 
-// admitFirst gives the call served next a slot.
-func (m *machine) admitFirst() {
-	f := m.first()
+// admit gives queued call number f a slot.
+func (m *machine) admit(f int) {
 	m.holders = append(m.holders, m.queue[f].id)
 	m.queue = slices.Delete(m.queue, f, f+1)
 }
 
 // Check holds the bulkhead to the model: the same calls hold slots (so the
 // queue serves higher levels first and, within a level, first come first
-// served), the same number wait, and no more calls are inside than the
-// limit allows, unless the limit was lowered under them.
+// served, passing over the calls whose tenant holds its bound; and no
+// tenant holds more than its bound), the same number wait, and no more
+// calls are inside than the limit allows, unless the limit was lowered
+// under them.
 func (m *machine) Check() string {
 	for _, c := range m.calls {
 		if !c.done {
@@ -254,16 +310,23 @@ type op struct {
 }
 
 // TestBulkheadMatchesModel runs random scripts of arrivals (of every
-// level), departures, cancellations, limit changes and time passing against
-// a real bulkhead with random shares,
-// each script in a synctest bubble of its own, and holds it to the model
-// after every step.
+// level, for three tenants and none), departures, cancellations, limit
+// changes and time passing against a real bulkhead with random shares and
+// a random TenantShare (none, 1, or a whole percentage), each script in a
+// synctest bubble of its own, and holds it to the model after every step.
 func TestBulkheadMatchesModel(t *testing.T) {
+	tenants := []string{"", "a", "b", "c"}
 	rapid.Check(t, func(rt *rapid.T) {
 		cfg := bulkhead.Config{
-			MaxConcurrent: rapid.IntRange(1, 4).Draw(rt, "slots"),
+			MaxConcurrent: rapid.IntRange(1, 5).Draw(rt, "slots"),
 			MaxQueue:      rapid.IntRange(0, 4).Draw(rt, "queue"),
 		}
+		// Most scripts bound tenants; the others check that 0 and 1 bound none.
+		percent := rapid.SampledFrom([]int{-1, -1, 0, 100}).Draw(rt, "tenant share")
+		if percent < 0 {
+			percent = rapid.IntRange(1, 99).Draw(rt, "percent")
+		}
+		cfg.TenantShare = float64(percent) / 100
 		if rapid.Bool().Draw(rt, "shares") {
 			d := rapid.Float64Range(0.1, 1).Draw(rt, "default")
 			cfg.Shares = criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.1, d).Draw(rt, "sheddable")}
@@ -275,22 +338,23 @@ func TestBulkheadMatchesModel(t *testing.T) {
 			kind := rapid.SampledFrom([]string{"arrive", "arrive", "arrive", "leave", "leave", "cancel", "resize", "advance"}).Draw(rt, "kind")
 			switch kind {
 			case "resize":
-				return op{kind, rapid.IntRange(1, 5).Draw(rt, "limit")}
+				return op{kind, rapid.IntRange(1, 6).Draw(rt, "limit")}
 			case "advance":
 				return op{kind, rapid.IntRange(1, 3000).Draw(rt, "ms")}
-			case "arrive":
-				return op{kind, rapid.IntRange(int(criticality.Sheddable), int(criticality.Critical)).Draw(rt, "level")}
+			case "arrive": // the level and the tenant, as level×4 + tenant
+				return op{kind, rapid.IntRange(int(criticality.Sheddable), int(criticality.Critical)).Draw(rt, "level")*4 +
+					rapid.IntRange(0, len(tenants)-1).Draw(rt, "tenant")}
 			}
 			return op{kind, rapid.IntRange(0, 7).Draw(rt, "pick")}
-		}), 1, 80).Draw(rt, "script")
+		}), 20, 120).Draw(rt, "script")
 		var msg string
 		synctest.Test(t, func(*testing.T) {
-			m := newMachine(cfg)
+			m := newMachine(cfg, percent)
 			defer m.finish()
 			for i, o := range script {
 				switch o.kind {
 				case "arrive":
-					m.Arrive(criticality.Level(o.arg))
+					m.Arrive(criticality.Level(o.arg/4), tenants[o.arg%4])
 				case "leave":
 					m.Leave(o.arg)
 				case "cancel":

@@ -60,10 +60,10 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		next.Emit(ctx, Waited{Wait: waited})
 	}
 	if !next.Holds() {
-		defer p.b.Release()
+		defer p.b.Release(ctx)
 		return next.Run(ctx)
 	}
-	release := sync.OnceFunc(p.b.Release)
+	release := sync.OnceFunc(func() { p.b.Release(ctx) })
 	held := false
 	defer func() {
 		if !held { // the work panicked

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -237,7 +238,7 @@ func TestARefusalAllocatesNothing(t *testing.T) {
 	p := pipeline.New(bulkhead.Guard[int](b))
 	ctx := context.Background()
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = p.Execute(ctx, ok) }))
-	b.Release()
+	b.Release(context.Background())
 }
 
 func TestSetLimitHandsNewSlotsToTheQueue(t *testing.T) {
@@ -261,14 +262,22 @@ func TestSetLimitHandsNewSlotsToTheQueue(t *testing.T) {
 		assert.Equal(t, 3, b.InFlight())
 
 		b.SetLimit(1)
-		b.Release()
+		b.Release(context.Background())
 		synctest.Wait()
 		assert.EqualValues(t, 2, got.Load(), "above the new limit, a slot given back is not passed on")
 		assert.Equal(t, 2, b.InFlight())
-		b.Release()
-		b.Release()
+		b.Release(context.Background())
+		b.Release(context.Background())
 		synctest.Wait()
 		assert.EqualValues(t, 3, got.Load(), "under it again, the queue moves")
-		b.Release()
+		b.Release(context.Background())
 	})
+}
+
+func TestATenantsSuccessPathAllocatesNothing(t *testing.T) {
+	b := mustNew(t, bulkhead.Config{MaxConcurrent: 2, TenantShare: 0.5})
+	p := pipeline.New(bulkhead.Guard[int](b))
+	ctx := criticality.WithTenant(context.Background(), "acme")
+	_, _ = p.Execute(ctx, ok)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = p.Execute(ctx, ok) }))
 }
