@@ -70,6 +70,22 @@ else
 	# between our check and our start; then our server fails to bind and
 	# exits, and we try the next port, rather than use (and later stop) the
 	# other run's.
+	# ours waits until the redis-server answering on port $1 says, by its
+	# process id, that it is $2, and fails once $2 has exited (it lost the
+	# port to another run) or 5 s have passed.
+	ours() {
+		for _ in $(seq 50); do
+			if ! kill -0 "$2" 2>/dev/null; then
+				return 1
+			fi
+			answering=$(redis-cli -p "$1" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
+			if [ "$answering" = "$2" ]; then
+				return 0
+			fi
+			sleep 0.1
+		done
+		return 1
+	}
 	redis_dir=$(mktemp -d)
 	redis_pid=
 	stop_redis() {
@@ -89,20 +105,11 @@ else
 		redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$redis_dir" \
 			--logfile "$redis_dir/redis-$redis_port.log" &
 		pid=$!
-		for _ in $(seq 50); do # until it answers, or has exited
-			if ! kill -0 "$pid" 2>/dev/null; then
-				break
-			fi
-			# The server that answers must be ours: another run's may hold
-			# the port while ours has not yet failed to bind it.
-			answering=$(redis-cli -p "$redis_port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
-			if [ "$answering" = "$pid" ]; then
-				redis_pid=$pid
-				break
-			fi
-			sleep 0.1
-		done
-		if [ -z "$redis_pid" ]; then # it lost the port to another run
+		# The server that answers must be ours: another run's may hold the
+		# port while ours has not yet failed to bind it.
+		if ours "$redis_port" "$pid"; then
+			redis_pid=$pid
+		else # it lost the port to another run
 			kill "$pid" 2>/dev/null || true
 			redis_port=$((redis_port + 1))
 		fi
@@ -155,18 +162,9 @@ else
 				--cluster-node-timeout 2000 --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
 				--dir "$cluster_dir" --logfile "$cluster_dir/redis-$port.log" &
 			pid=$!
-			for _ in $(seq 50); do # until it answers, or has exited
-				if ! kill -0 "$pid" 2>/dev/null; then
-					break
-				fi
-				answering=$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
-				if [ "$answering" = "$pid" ]; then
-					node_pid=$pid
-					break
-				fi
-				sleep 0.1
-			done
-			if [ -z "$node_pid" ]; then # it lost the port to another run
+			if ours "$port" "$pid"; then
+				node_pid=$pid
+			else # it lost the port or its bus to another run
 				kill "$pid" 2>/dev/null || true
 				wait "$pid" 2>/dev/null || true
 			fi
