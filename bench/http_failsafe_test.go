@@ -5,8 +5,6 @@ package bench_test
 import (
 	"net/http"
 
-	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/failsafe-go/failsafe-go"
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -14,6 +12,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"

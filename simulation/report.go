@@ -5,9 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 

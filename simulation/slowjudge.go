@@ -7,10 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/jonboulle/clockwork"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/failsafe-go/failsafe-go"
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	"github.com/failsafe-go/failsafe-go/circuitbreaker"
@@ -29,6 +27,7 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
+	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"

@@ -8,11 +8,10 @@ import (
 	"math/rand/v2"
 	"time"
 
-	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 )
 
 // MaxDuration is the longest duration any field of a Config may hold, those

@@ -5,11 +5,10 @@ import (
 	"testing"
 	"time"
 
-	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"

@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/stretchr/testify/assert"
 
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 

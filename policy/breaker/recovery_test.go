@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )

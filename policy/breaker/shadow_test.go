@@ -9,14 +9,13 @@ import (
 	"testing/synctest"
 	"time"
 
-	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"

@@ -5,9 +5,9 @@ import (
 	"time"
 	"unsafe"
 
-	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/stretchr/testify/assert"
+
+	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 )
 
 func TestWindowSlidesBucketByBucket(t *testing.T) {

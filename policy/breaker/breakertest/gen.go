@@ -4,10 +4,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"pgregory.net/rapid"
 
+	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )

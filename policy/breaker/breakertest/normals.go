@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )

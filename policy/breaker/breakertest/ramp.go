@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
