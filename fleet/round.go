@@ -123,6 +123,7 @@ func (f *Fleet) round(ws []*watch, publish bool) {
 // it within ctx.
 func (f *Fleet) readStirred(ctx context.Context, ws []*watch, qs []queued, now time.Time) error {
 	var pipe redis.Pipeliner
+	from := f.s.from(now)
 	for i := range qs {
 		if !qs[i].stirs() {
 			continue
@@ -130,7 +131,7 @@ func (f *Fleet) readStirred(ctx context.Context, ws []*watch, qs []queued, now t
 		if pipe == nil {
 			pipe = f.s.redis.Pipeline()
 		}
-		qs[i].read(ctx, pipe, f.s.from(now), ws[i].keys)
+		qs[i].read(ctx, pipe, from, ws[i].keys)
 	}
 	if pipe == nil {
 		return nil

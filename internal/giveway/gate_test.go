@@ -40,18 +40,25 @@ func TestARefusedSheddableCallSqueezesNothing(t *testing.T) {
 	assert.False(t, g.Squeezed())
 }
 
+// refusedGate draws shares and a gate of them that some refusals of random
+// levels at random times have squeezed, and the time of the last one.
+func refusedGate(t *rapid.T) (criticality.Shares, Gate, time.Duration) {
+	d := rapid.Float64Range(0.05, 1).Draw(t, "default")
+	s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.05, d).Draw(t, "sheddable")}
+	g := New(s)
+	now := time.Duration(0)
+	for range rapid.IntRange(0, 20).Draw(t, "events") {
+		now += time.Duration(rapid.IntRange(0, int(Recovery/4)).Draw(t, "gap"))
+		g.Refused(criticality.Level(rapid.IntRange(1, 3).Draw(t, "refused")), now)
+	}
+	return s, g, now
+}
+
 // At one instant, whatever was refused before, a higher level is admitted
 // whenever a lower one is, and no level gets more than its static share.
 func TestAHigherLevelIsAdmittedWheneverALowerOneIs(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		d := rapid.Float64Range(0.05, 1).Draw(t, "default")
-		s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.05, d).Draw(t, "sheddable")}
-		g := New(s)
-		now := time.Duration(0)
-		for range rapid.IntRange(0, 20).Draw(t, "events") {
-			now += time.Duration(rapid.IntRange(0, int(Recovery/4)).Draw(t, "gap"))
-			g.Refused(criticality.Level(rapid.IntRange(1, 3).Draw(t, "refused")), now)
-		}
+		s, g, now := refusedGate(t)
 		limit := float64(rapid.IntRange(0, 200).Draw(t, "limit"))
 		used := float64(rapid.IntRange(0, 202).Draw(t, "used"))
 		prev := false
@@ -73,14 +80,7 @@ func TestAHigherLevelIsAdmittedWheneverALowerOneIs(t *testing.T) {
 // criticality.Shares.Cap while nothing gives way.
 func TestCapIsWhereAdmitsTurns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		d := rapid.Float64Range(0.05, 1).Draw(t, "default")
-		s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.05, d).Draw(t, "sheddable")}
-		g := New(s)
-		now := time.Duration(0)
-		for range rapid.IntRange(0, 20).Draw(t, "events") {
-			now += time.Duration(rapid.IntRange(0, int(Recovery/4)).Draw(t, "gap"))
-			g.Refused(criticality.Level(rapid.IntRange(1, 3).Draw(t, "refused")), now)
-		}
+		s, g, now := refusedGate(t)
 		limit := rapid.IntRange(1, 200).Draw(t, "limit")
 		l := criticality.Level(rapid.IntRange(1, 3).Draw(t, "level"))
 		c := g.Cap(l, limit, now)
