@@ -104,12 +104,12 @@ const slowRefresh = time.Second
 // startWith starts a process as start does, with the given Refresh.
 func startWith(t *testing.T, addr, ns, id string, refresh time.Duration) *proc {
 	t.Helper()
-	return startHooked(t, addr, ns, id, refresh, nil)
+	return startHooked(t, addr, ns, id, refresh, nil, nil)
 }
 
 // startHooked starts a process as startWith does, its Redis client with
-// hook when it is not nil.
-func startHooked(t *testing.T, addr, ns, id string, refresh time.Duration, hook redis.Hook) *proc {
+// hook and its fleet on clock when they are not nil.
+func startHooked(t *testing.T, addr, ns, id string, refresh time.Duration, hook redis.Hook, clock clockwork.Clock) *proc {
 	t.Helper()
 	p := &proc{id: id, clock: clockwork.NewFakeClock(), events: &recorder{}}
 	p.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
@@ -119,7 +119,7 @@ func startHooked(t *testing.T, addr, ns, id string, refresh time.Duration, hook 
 	b, err := breaker.New(breaker.Config{Name: dep, ConsecutiveFailures: 3, BreakJitter: breaker.JitterNone, Clock: p.clock})
 	require.NoError(t, err)
 	p.b = b
-	p.f, err = New(Config{Redis: p.rdb, Namespace: ns, Process: id, Refresh: refresh, OnEvent: p.events.hook})
+	p.f, err = New(Config{Redis: p.rdb, Namespace: ns, Process: id, Refresh: refresh, OnEvent: p.events.hook, Clock: clock})
 	require.NoError(t, err)
 	p.stop, err = p.f.Watch(b)
 	require.NoError(t, err)

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,58 +65,58 @@ func setup(sent string) bool {
 	return true
 }
 
-// quietly waits until the process's client has sent a quiet round, and
-// returns the number of pipelines it has sent.
-func quietly(t *testing.T, h *pipelines) int {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		for _, sent := range h.since(0) {
-			if sent == "zadd zcount" {
-				return true
-			}
+// manualRefresh is the Refresh of a process whose rounds a test runs by
+// hand (manually): its loop never ticks within a test, and its TTL, three
+// hours, keeps it from pruning again after its first round.
+const manualRefresh = time.Hour
+
+// startManual starts a process whose rounds the test runs (manually), its
+// fleet on clock.
+func startManual(t *testing.T, addr, ns string, h *pipelines, clock *clockwork.FakeClock) *proc {
+	return startHooked(t, addr, ns, "watcher", manualRefresh, h, clock)
+}
+
+// manually runs one round of p's fleet on the test's goroutine (its loop,
+// at manualRefresh, runs none), a second after the last on clock, the
+// fleet's (a report written in the same millisecond as the last looks to
+// ZADD XX CH like one missing), and returns the pipelines it sent, but for
+// a new connection's setup.
+func manually(p *proc, h *pipelines, clock *clockwork.FakeClock) []string {
+	clock.Advance(time.Second)
+	from := h.count()
+	p.f.round(p.f.ready(), true)
+	var sent []string
+	for _, s := range h.since(from) {
+		if !setup(s) {
+			sent = append(sent, s)
 		}
-		return false
-	}, wait, tick, "a quiet round")
-	return h.count()
+	}
+	return sent
 }
 
 // In a healthy fleet a closed process's round is two commands a breaker
 // (ZADD XX CH of its report, ZCOUNT of the open set): no count of the
-// processes seen and no GET of the control key, apart from the script's
-// rare runs; and the round that finds the breaker stirred, open reports or
-// the isolation, reads the full summary in a second pipeline and applies
-// it in the same round.
+// processes seen and no GET of the control key; and the round that finds
+// the breaker stirred, by open reports, reads the full summary in a second
+// pipeline and applies it in the same round.
 func TestAQuietRoundIsTwoCommandsABreaker(t *testing.T) {
 	addr := redisAddr(t)
 	ns := namespace(t)
 	ps := fleetOf(t, addr, ns, 3)
 	h := &pipelines{}
-	watcher := startHooked(t, addr, ns, "watcher", refresh, h)
-	rounds(t, 3, watcher)
-	from := h.count()
-	rounds(t, 10, watcher)
-	quiet := 0
-	for _, sent := range h.since(from) {
-		switch {
-		case sent == "zadd zcount":
-			quiet++
-		case sent == "evalsha": // pruning (settings.pruneAfter)
-		case setup(sent): // a new connection's own commands
-		default:
-			t.Errorf("a healthy fleet's round sent %q", sent)
-		}
+	clock := clockwork.NewFakeClockAt(time.Now())
+	watcher := startManual(t, addr, ns, h, clock)
+	assert.Equal(t, []string{"evalsha"}, manually(watcher, h, clock), "the first report: the script")
+	for range 3 {
+		assert.Equal(t, []string{"zadd zcount"}, manually(watcher, h, clock), "a quiet round")
 	}
-	assert.GreaterOrEqual(t, quiet, 5, "quiet rounds of 10")
-
-	// Three of four open: the watcher follows, its full read in the round
-	// that found them.
 	for _, p := range ps {
 		p.trip(t)
 	}
-	require.Eventually(t, watcher.refuses, wait, tick, "the watcher follows the quorum")
+	reports(t, watcher.rdb, ns, reportOpen, 3)
+	assert.Equal(t, []string{"zadd zcount", "zcount zcount get"}, manually(watcher, h, clock), "the stirred round")
+	assert.True(t, watcher.refuses(), "the watcher followed the quorum in that round")
 	assert.Equal(t, breaker.Open, watcher.b.State())
-	assert.Contains(t, h.since(from), "zcount zcount get", "the stirred round's second pipeline")
-
 }
 
 // A quiet round sees the isolation, set while no process reports open, by
@@ -123,16 +125,20 @@ func TestAQuietRoundSeesTheIsolation(t *testing.T) {
 	addr := redisAddr(t)
 	ns := namespace(t)
 	h := &pipelines{}
-	watcher := startHooked(t, addr, ns, "watcher", refresh, h)
+	clock := clockwork.NewFakeClockAt(time.Now())
+	watcher := startManual(t, addr, ns, h, clock)
 	other := start(t, addr, ns, "other")
-	from := quietly(t, h)
+	manually(watcher, h, clock) // its first report, by the script
+	require.Equal(t, []string{"zadd zcount"}, manually(watcher, h, clock), "a quiet round")
 	ctx := context.Background()
 	require.NoError(t, other.f.Isolate(ctx, dep))
-	require.Eventually(t, func() bool { return watcher.b.State() == breaker.Isolated }, wait, tick)
-	assert.Contains(t, h.since(from), "zcount zcount get", "the stirred round's second pipeline")
+	assert.Equal(t, []string{"zadd zcount", "zcount zcount get"}, manually(watcher, h, clock), "the stirred round")
+	assert.Equal(t, breaker.Isolated, watcher.b.State())
 	require.NoError(t, other.f.Reset(ctx, dep))
-	require.Eventually(t, func() bool { return watcher.b.State() == breaker.Closed }, wait, tick)
-	quietly(t, h)
+	manually(watcher, h, clock) // a full round (its report said following): Reset applied
+	assert.Equal(t, breaker.Closed, watcher.b.State())
+	manually(watcher, h, clock) // its report is closed again: the script
+	assert.Equal(t, []string{"zadd zcount"}, manually(watcher, h, clock), "quiet again")
 	n, err := watcher.rdb.ZCount(ctx, keysOf(ns, dep).open, "+inf", "+inf").Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "Reset removed the marker")
