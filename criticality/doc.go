@@ -23,5 +23,7 @@
 // that level's share of it, Critical's being the whole limit. So when a
 // limit fills, Sheddable calls are refused first, then Default ones, and a
 // higher level is never refused while a lower one is admitted by the same
-// limit at the same instant. Queues serve higher levels first.
+// limit at the same instant. Queues serve higher levels first. A bulkhead
+// or an adaptive limit may also keep part of itself for the lower levels
+// ([Guarantees]), so that a flood of Critical calls cannot starve them.
 package criticality

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/queue"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
@@ -158,10 +159,13 @@ func (q *Quota) Seen() int { return int(q.seen.Load()) }
 // heard from Redis (at least one token's interval; while Redis is down, the
 // local share's). The calls already waiting come first: while any waits,
 // Allow refuses, even if the lease holds a token at that instant, since it
-// is theirs. It never waits, and it allocates nothing. After Close it admits
-// nothing more.
-func (q *Quota) Allow() (wait time.Duration, ok bool) {
-	if q.queued.Load() == 0 && q.take() {
+// is theirs. It spends as a Default call (see QuotaConfig.Shares). It never
+// waits, and it allocates nothing. After Close it admits nothing more.
+func (q *Quota) Allow() (wait time.Duration, ok bool) { return q.allow(criticality.Default) }
+
+// allow is Allow for a call of level l.
+func (q *Quota) allow(l criticality.Level) (wait time.Duration, ok bool) {
+	if q.queued.Load() == 0 && q.take(l) {
 		return 0, true
 	}
 	if q.closed.Load() {
@@ -181,12 +185,13 @@ func (q *Quota) Allow() (wait time.Duration, ok bool) {
 	return time.Duration(q.wait.Load()), false
 }
 
-// take takes a token from the lease, if it holds one, and asks for a fetch
-// once the lease is down to half.
-func (q *Quota) take() bool {
+// take takes a token from the lease for a call of level l, if the lease
+// holds one that l's share lets it spend, and asks for a fetch once the
+// lease is down to half.
+func (q *Quota) take(l criticality.Level) bool {
 	for {
 		n := q.tokens.Load()
-		if n <= 0 {
+		if n <= 0 || !q.spends(l, n) {
 			return false
 		}
 		if q.tokens.CompareAndSwap(n, n-1) {
@@ -196,6 +201,12 @@ func (q *Quota) take() bool {
 			return true
 		}
 	}
+}
+
+// spends reports whether a call of level l may spend a token of the lease
+// while it holds n: whether fewer than l's share of a lease are spent.
+func (q *Quota) spends(l criticality.Level, n int64) bool {
+	return l == criticality.Critical || q.s.shares.Admits(l, float64(q.s.lease-n), float64(q.s.lease))
 }
 
 // nudge asks the loop for a fetch, without waiting.

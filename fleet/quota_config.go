@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
@@ -105,6 +106,17 @@ type QuotaConfig struct {
 	// refused at once. The calls that wait are served in the order they
 	// arrived. [Quota.Allow] never waits, and refuses while calls wait.
 	MaxWait time.Duration
+	// Shares is how much of the lease the calls of each level through the
+	// quota's stage may spend (criticality.From of the call's context), by
+	// the rule of every limit (criticality.Shares): a Sheddable call takes
+	// a token only while fewer than its share of Lease (three quarters by
+	// default) are spent, so when the fleet's tokens run short and fetches
+	// bring less than a lease, the last of the lease is kept for the other
+	// levels. A Sheddable call the lease refuses for its share waits, like
+	// any call, when it may, and a token goes to it only when its share
+	// allows. [Quota.Allow] spends as a Default call. While Redis cannot
+	// be reached, the local share admits every level alike.
+	Shares criticality.Shares
 	// Clock paces the quota's background fetches and times the local
 	// share while Redis is down. Nil means real time. The fleet's tokens
 	// are timed by Redis's own clock (TIME), so processes need not agree.
@@ -135,6 +147,7 @@ type quotaSettings struct {
 	process   string
 	timeout   time.Duration
 	maxWait   time.Duration
+	shares    criticality.Shares
 	clock     clockwork.Clock
 	onEvent   func(context.Context, pipeline.Source, pipeline.Event)
 }
@@ -146,7 +159,7 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	}
 	s := quotaSettings{redis: c.Redis, namespace: c.Namespace, name: c.Name, rate: c.Rate,
 		burst: int64(c.Burst), lease: int64(c.Lease), processes: c.Processes, process: c.Process, timeout: c.Timeout,
-		maxWait: c.MaxWait, clock: c.Clock, onEvent: c.OnEvent}
+		maxWait: c.MaxWait, shares: c.Shares, clock: c.Clock, onEvent: c.OnEvent}
 	if c.Redis == nil {
 		add("Redis is required, got nil")
 	} else if ignoresDeadlines(c.Redis) {
@@ -203,6 +216,9 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	}
 	if s.maxWait < 0 {
 		add("MaxWait must not be negative (0 means refuse at once), got %v", s.maxWait)
+	}
+	if err := s.shares.Validate(); err != nil {
+		add("Shares: %v", err)
 	}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // QuotaPolicy is the pipeline stage that takes a token from a [Quota] for
@@ -30,7 +31,8 @@ func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
 //
 //   - A ctx already done takes no token: Execute returns
 //     pipeline.Interrupted (Canceled or Deadline) at once.
-//   - The quota admits the call ([Quota.Allow]): the rest runs at once.
+//   - The quota admits the call ([Quota.Allow], by the share of the lease
+//     its level may spend: QuotaConfig.Shares): the rest runs at once.
 //     This never waits on Redis and costs no allocation.
 //   - The process holds no token (or calls are waiting for theirs),
 //     QuotaConfig.MaxWait is above zero, and the next token, as this process
@@ -55,7 +57,7 @@ func (p *QuotaPolicy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pip
 	if ctx.Err() != nil {
 		return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 	}
-	wait, ok := p.q.Allow()
+	wait, ok := p.q.allow(criticality.From(ctx))
 	if !ok {
 		limit := p.q.waitLimit(ctx)
 		if wait > limit {

@@ -92,7 +92,8 @@ func (q *Quota) serve(caller bool) time.Duration {
 	}
 	for q.waiting.Len() > 0 {
 		share := false
-		if !q.take() {
+		w, l, _ := q.waiting.Front()
+		if !q.take(l) { // a lower level could spend no more than l
 			if !caller || !q.degraded.Load() {
 				return 0
 			}
@@ -102,7 +103,6 @@ func (q *Quota) serve(caller bool) time.Duration {
 			}
 			share = true
 		}
-		w, _, _ := q.waiting.Front()
 		q.unlink(w)
 		w.granted, w.share = true, share
 		q.signal(w)
@@ -110,21 +110,23 @@ func (q *Quota) serve(caller bool) time.Duration {
 	return 0
 }
 
-// handOn passes the token handed to w, whose call has given up, to the
-// next waiting call, or back to the lease if none waits (a token of the
-// local share is then dropped: the share cannot take it back). It releases
-// w. mu must be held.
+// handOn passes the token handed to w, whose call has given up, on: a
+// token of the lease goes back to it and on to the waiting calls its
+// levels' shares allow (see serve); one of the local share to the next
+// waiting call, or, if none waits, nowhere (the share cannot take it
+// back). It releases w. mu must be held.
 func (q *Quota) handOn(w *waiter) {
 	share := w.share
 	q.release(w)
+	if !share {
+		q.tokens.Add(1)
+		q.serve(false)
+		return
+	}
 	if next, _, ok := q.waiting.Front(); ok && !q.closed.Load() {
 		q.unlink(next)
 		next.granted, next.share = true, share
 		q.signal(next)
-		return
-	}
-	if !share {
-		q.tokens.Add(1)
 	}
 }
 

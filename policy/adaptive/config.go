@@ -113,6 +113,14 @@ type Config struct {
 	// criticality.Shares). The limit itself is learnt from every call's
 	// latency, whatever its level.
 	Shares criticality.Shares
+	// Guarantees is how much of the limit, as it moves, is kept for
+	// Default and Sheddable calls, as for a bulkhead (see
+	// bulkhead.Config.Guarantees): a level holding fewer slots than its
+	// guarantee takes any free slot, and slots it leaves unused are lent to
+	// the others until it asks for them. So a flood of Critical calls that
+	// cuts the limit still leaves Sheddable ones their part of it. The zero
+	// value keeps nothing.
+	Guarantees criticality.Guarantees
 	// TenantShare is the fraction of the slots its level may fill that the
 	// calls of one tenant (criticality.Tenant of the call's context) may
 	// hold at once, as for a bulkhead (see bulkhead.Config.TenantShare): of
@@ -179,6 +187,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Shares.Validate(); err != nil {
 		bad("Shares: %w", err)
+	}
+	if err := c.Guarantees.Validate(c.Shares); err != nil {
+		bad("Guarantees: %w", err)
 	}
 	if math.IsNaN(c.TenantShare) || c.TenantShare < 0 || c.TenantShare > 1 {
 		bad("TenantShare must lie in [0, 1] (0 means 1: no bound per tenant), got %v", c.TenantShare)

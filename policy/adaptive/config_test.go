@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 )
 
@@ -37,6 +38,8 @@ func TestBadConfigsAreRefusedNamingTheField(t *testing.T) {
 		{"negative tenant share", adaptive.Config{TenantShare: -0.5}, "Config.TenantShare"},
 		{"tenant share above 1", adaptive.Config{TenantShare: 1.5}, "Config.TenantShare"},
 		{"NaN tenant share", adaptive.Config{TenantShare: math.NaN()}, "Config.TenantShare"},
+		{"a guarantee out of range", adaptive.Config{Guarantees: criticality.Guarantees{Default: 1}}, "Config.Guarantees: criticality: Guarantees.Default"},
+		{"a guarantee above its share", adaptive.Config{Shares: criticality.Shares{Sheddable: 0.5}, Guarantees: criticality.Guarantees{Sheddable: 0.6}}, "Config.Guarantees: criticality: the guarantee of sheddable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

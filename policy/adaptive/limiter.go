@@ -56,6 +56,7 @@ type Limiter struct {
 	interval     time.Duration
 	minSamples   int
 	tenants      bool // Config.TenantShare bounds tenants: tickets name theirs
+	kept         bool // Config.Guarantees keeps slots for levels: tickets name theirs
 
 	// peak is the most calls inside at once since the last revision: one word,
 	// raised with compare-and-swap on every admission.
@@ -101,7 +102,7 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	slots, err := bulkhead.New(bulkhead.Config{
 		Name: cfg.Name, MaxConcurrent: cfg.InitialLimit, MaxQueue: cfg.MaxQueue, MaxWait: cfg.MaxWait,
-		Shares: cfg.Shares, TenantShare: cfg.TenantShare, Clock: cfg.Clock,
+		Shares: cfg.Shares, Guarantees: cfg.Guarantees, TenantShare: cfg.TenantShare, Clock: cfg.Clock,
 	})
 	if err != nil {
 		return nil, err // unreachable: validated above
@@ -122,6 +123,7 @@ func New(cfg Config) (*Limiter, error) {
 		interval:     cfg.Interval,
 		minSamples:   cfg.MinSamples,
 		tenants:      cfg.TenantShare > 0 && cfg.TenantShare < 1,
+		kept:         cfg.Guarantees != (criticality.Guarantees{}),
 		limit:        float64(cfg.InitialLimit),
 		recent:       recent,
 		seen:         -1,
@@ -155,9 +157,10 @@ func (l *Limiter) Queued() int { return l.slots.Queued() }
 // took it. The zero Ticket (what a refused TryAcquire or Acquire returns)
 // holds no slot; giving it back does nothing.
 type Ticket struct {
-	start  time.Duration // on the estimator's clock
-	held   bool          // a slot was taken
-	tenant string        // the tenant charged for the slot; "" for none
+	start  time.Duration     // on the estimator's clock
+	held   bool              // a slot was taken
+	tenant string            // the tenant charged for the slot; "" for none
+	level  criticality.Level // the level charged for the slot; 0 for none
 }
 
 // TryAcquire takes a slot for a call of ctx's level (criticality.From) if
@@ -170,16 +173,21 @@ func (l *Limiter) TryAcquire(ctx context.Context) (Ticket, bool) {
 		return Ticket{}, false
 	}
 	l.raisePeak(n)
-	return Ticket{start: l.est.Now(), held: true, tenant: l.tenantOf(ctx)}, true
+	return l.ticket(ctx, l.est.Now()), true
 }
 
-// tenantOf is the tenant a ticket of ctx names: its tenant if the limiter
-// bounds tenants, or "".
-func (l *Limiter) tenantOf(ctx context.Context) string {
-	if !l.tenants {
-		return ""
+// ticket is the ticket of a slot taken at start for a call of ctx: it names
+// the call's tenant if the limiter bounds tenants, and its level if it
+// keeps slots for levels, so that Done gives the slot back to them.
+func (l *Limiter) ticket(ctx context.Context, start time.Duration) Ticket {
+	t := Ticket{start: start, held: true}
+	if l.tenants {
+		t.tenant = criticality.Tenant(ctx)
 	}
-	return criticality.Tenant(ctx)
+	if l.kept {
+		t.level = criticality.From(ctx)
+	}
+	return t
 }
 
 // Acquire takes a slot for a call of ctx's level, waiting in the queue for
@@ -208,7 +216,7 @@ func (l *Limiter) acquire(ctx context.Context) (Ticket, time.Duration, error) {
 	}
 	l.raisePeak(l.slots.InFlight())
 	now := l.est.Now()
-	return Ticket{start: now, held: true, tenant: l.tenantOf(ctx)}, now - start, nil
+	return l.ticket(ctx, now), now - start, nil
 }
 
 // raisePeak raises peak to n.
@@ -228,16 +236,21 @@ func (l *Limiter) raisePeak(n int) {
 // about the queue as a slow success. Only successes are recorded into the
 // estimator, as the hedge stage records them. A Throttled answer is also a
 // sign of overload. Reaching the end of an interval revises the limit. The
-// slot goes back to the tenant t names (see Config.TenantShare), which costs
-// a small allocation for a ticket that names one; the stage gives slots back
-// with the call's own context, and allocates nothing.
+// slot goes back to the tenant and the level t names (see Config.TenantShare
+// and Config.Guarantees), which costs a small allocation for a ticket that
+// names one; the stage gives slots back with the call's own context, and
+// allocates nothing.
 func (l *Limiter) Done(t Ticket, v outcome.Verdict) {
-	if t.tenant == "" {
-		l.done(context.Background(), t, v, true)
-		return
+	// The slots charge the tenant and the level of the context a slot is
+	// given back with.
+	ctx := context.Background()
+	if t.tenant != "" {
+		ctx = criticality.WithTenant(ctx, t.tenant)
 	}
-	// The slots charge the tenant of the context a slot is given back with.
-	l.done(criticality.WithTenant(context.Background(), t.tenant), t, v, true)
+	if t.level != 0 {
+		ctx = criticality.With(ctx, t.level)
+	}
+	l.done(ctx, t, v, true)
 }
 
 // done is Done; release says whether to give the slot back now, with ctx,

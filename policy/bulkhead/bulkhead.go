@@ -53,6 +53,7 @@ type Bulkhead struct {
 	inUse int                     // slots taken; above limit only after SetLimit lowered it
 	// queue holds the calls waiting for a slot, by level.
 	queue queue.Levels[*waiter]
+	kept  kept // the slots kept for lower levels (Config.Guarantees)
 	// tenants counts each tenant's slots, for Config.TenantShare.
 	tenants tenants
 }
@@ -92,6 +93,7 @@ func New(cfg Config) (*Bulkhead, error) {
 	if cfg.TenantShare > 0 && cfg.TenantShare < 1 {
 		b.tenants = tenants{share: cfg.TenantShare, held: make(map[string]int)}
 	}
+	b.kept = newKept(cfg.Guarantees)
 	b.setCaps()
 	b.gate = giveway.New(cfg.Shares)
 	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
@@ -177,12 +179,18 @@ func (b *Bulkhead) try(l criticality.Level, t string) (inFlight int, ok bool) {
 
 // take takes a slot for a call of level l for tenant t if one is free to
 // that level, t is under its bound, and no call of l or above waits that
-// could take it; mu must be held.
+// could take it, or, while l holds fewer slots than its guarantee, if any
+// slot is free and t is under its bound; mu must be held.
 func (b *Bulkhead) take(l criticality.Level, t string) (inFlight int, ok bool) {
-	if !b.fits(l, b.inUse) || b.queue.Len() > 0 && b.waits(l) || !b.under(t, l) {
+	if b.owed(l) {
+		if b.inUse >= b.limit || !b.under(t, l) {
+			return 0, false
+		}
+	} else if !b.fits(l, b.inUse) || b.queue.Len() > 0 && b.waits(l) || !b.under(t, l) || !b.lent(l, b.inUse) {
 		return 0, false
 	}
 	b.charge(t)
+	b.hold(l, 1)
 	b.inUse++
 	return b.inUse, true
 }
@@ -222,6 +230,7 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 	w := b.waiters.Get().(*waiter)
 	w.level, w.tenant = l, t
 	b.queue.Push(l, w)
+	b.short(l, t)
 	b.mu.Unlock()
 
 	start := b.elapsed.Read()
@@ -258,7 +267,7 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 		stop, inFlight = nil, b.inUse
 	case w.granted: // handed over as ctx ended: the caller is gone, pass it on
 		<-w.ready
-		b.release(t)
+		b.release(l, t)
 	default:
 		b.queue.Remove(w.level, w)
 		if stop == b.refused { // the wait ran out
@@ -274,16 +283,21 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 // Release gives back a slot taken by [Bulkhead.TryAcquire] or
 // [Bulkhead.Acquire] with ctx, the context the slot was taken with: its
 // tenant (criticality.Tenant) is the one whose slot it was (see
-// Config.TenantShare; a bulkhead that counts no tenants reads nothing of
-// ctx). The slot goes to the first call in the queue that may have it (see
-// Config.Shares and Config.TenantShare), or back to the bulkhead. Release
-// panics if no slot is taken, or none by ctx's tenant, as releasing a
-// semaphore more than it holds does: a Release without its Acquire would
-// let one call too many in. A context with another tenant than the one the
-// slot was taken with, where both hold slots, charges the wrong tenant, and
-// cannot be told.
+// Config.TenantShare) and its level (criticality.From) the one whose slot
+// it was (see Config.Guarantees); a bulkhead that counts neither reads
+// nothing of ctx. The slot goes to the first call in the queue that may
+// have it (see Config.Shares, Config.Guarantees and Config.TenantShare), or
+// back to the bulkhead. Release panics if no slot is taken, or none by
+// ctx's tenant or level, as releasing a semaphore more than it holds does:
+// a Release without its Acquire would let one call too many in. A context
+// with another tenant or level than the one the slot was taken with, where
+// both hold slots, charges the wrong one, and cannot be told.
 func (b *Bulkhead) Release(ctx context.Context) {
 	t := b.tenantOf(ctx)
+	var l criticality.Level
+	if b.kept.on {
+		l = level(criticality.From(ctx))
+	}
 	b.mu.Lock()
 	if b.inUse <= 0 {
 		b.mu.Unlock()
@@ -293,14 +307,20 @@ func (b *Bulkhead) Release(ctx context.Context) {
 		b.mu.Unlock()
 		panic("bulkhead: Release for a tenant that holds no slot (release with the context the slot was taken with)")
 	}
-	b.release(t)
+	if l != 0 && b.kept.held[l-1] == 0 {
+		b.mu.Unlock()
+		panic("bulkhead: Release for a level that holds no slot (release with the context the slot was taken with)")
+	}
+	b.release(l, t)
 	b.mu.Unlock()
 }
 
-// release is Release for tenant t; mu must be held. The slot passes to the
-// call of the queue next allows, or else back to the bulkhead.
-func (b *Bulkhead) release(t string) {
+// release is Release for a call of level l and tenant t; mu must be held.
+// The slot passes to the call of the queue next allows, or else back to
+// the bulkhead.
+func (b *Bulkhead) release(l criticality.Level, t string) {
 	b.discharge(t)
+	b.hold(l, -1)
 	if b.queue.Len() > 0 {
 		if w, ok := b.next(b.inUse - 1); ok {
 			b.queue.Remove(w.level, w)
@@ -320,6 +340,7 @@ func (b *Bulkhead) setCaps() {
 	if b.counts() {
 		b.setBounds()
 	}
+	b.setKept()
 }
 
 // fits reports whether a call of level l may take a slot when used are
@@ -345,6 +366,7 @@ func (b *Bulkhead) cap(l criticality.Level) int {
 // room for it.
 func (b *Bulkhead) grant(w *waiter) {
 	b.charge(w.tenant)
+	b.hold(w.level, 1)
 	w.granted = true
 	w.ready <- struct{}{}
 }

@@ -46,6 +46,23 @@ type Config struct {
 	// full queue gives the place of its newest lowest-level call to an
 	// arrival of a higher level, refusing that call.
 	Shares criticality.Shares
+	// Guarantees is how much of MaxConcurrent is kept for Default and
+	// Sheddable calls, so that a flood of higher-level calls cannot starve
+	// them (see criticality.Guarantees; the zero value keeps nothing). A
+	// level holding fewer slots than its guarantee (its fraction of the
+	// limit, rounded down) takes any free slot, beyond its share and ahead
+	// of the higher levels in the queue: the one exception to a higher
+	// level's precedence. While a level leaves its guarantee unused the
+	// other levels may fill it; once a call of that level finds no free
+	// slot, the slots the level holds fewer than its guarantee are kept
+	// from the other levels for a second (giveway's Recovery) after each
+	// such call, so the borrowed slots come back to it as they are given
+	// back: to its queued calls first, or, without a queue, to its next
+	// calls. MaxConcurrent stays the bound. Each guarantee must lie within
+	// its level's share (Shares), and the two must leave part of the limit
+	// unkept. Every call must then be given back with the context it was
+	// taken with (see [Bulkhead.Release]).
+	Guarantees criticality.Guarantees
 	// TenantShare is the fraction of the slots its level may fill (its
 	// share of the limit, as Shares computes it) that the calls of one
 	// tenant (criticality.Tenant of the call's context) may hold at once:
@@ -88,6 +105,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Shares.Validate(); err != nil {
 		return fmt.Errorf("bulkhead: Config.Shares: %w", err)
+	}
+	if err := c.Guarantees.Validate(c.Shares); err != nil {
+		return fmt.Errorf("bulkhead: Config.Guarantees: %w", err)
 	}
 	if math.IsNaN(c.TenantShare) || c.TenantShare < 0 || c.TenantShare > 1 {
 		return fmt.Errorf("bulkhead: Config.TenantShare must lie in [0, 1] (0 means 1: no bound per tenant), got %v", c.TenantShare)

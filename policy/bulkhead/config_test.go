@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
@@ -26,6 +27,10 @@ func TestBadConfigsAreRefusedNamingTheField(t *testing.T) {
 		{"negative tenant share", bulkhead.Config{MaxConcurrent: 1, TenantShare: -0.5}, "Config.TenantShare"},
 		{"tenant share above 1", bulkhead.Config{MaxConcurrent: 1, TenantShare: 1.01}, "Config.TenantShare"},
 		{"NaN tenant share", bulkhead.Config{MaxConcurrent: 1, TenantShare: math.NaN()}, "Config.TenantShare"},
+		{"negative guarantee", bulkhead.Config{MaxConcurrent: 1, Guarantees: criticality.Guarantees{Default: -0.1}}, "Config.Guarantees: criticality: Guarantees.Default"},
+		{"NaN guarantee", bulkhead.Config{MaxConcurrent: 1, Guarantees: criticality.Guarantees{Sheddable: math.NaN()}}, "Config.Guarantees: criticality: Guarantees.Sheddable"},
+		{"guarantees of the whole limit", bulkhead.Config{MaxConcurrent: 1, Guarantees: criticality.Guarantees{Default: 0.5, Sheddable: 0.5}}, "Config.Guarantees"},
+		{"a guarantee above its share", bulkhead.Config{MaxConcurrent: 1, Guarantees: criticality.Guarantees{Sheddable: 0.8}}, "Config.Guarantees: criticality: the guarantee of sheddable calls, 0.8, is above their share 0.75"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()

@@ -68,3 +68,36 @@ func ExampleConfig_tenantShare() {
 	// globex call 2 admitted: true
 	// acme again: true in flight: 4
 }
+
+// A guarantee keeps a slot of four for Sheddable calls: Critical ones may
+// borrow it while no Sheddable call comes, and once one has found the
+// bulkhead full, the next slot given back is kept for it.
+func ExampleConfig_guarantees() {
+	b, err := bulkhead.New(bulkhead.Config{Name: "api", MaxConcurrent: 4,
+		Guarantees: criticality.Guarantees{Sheddable: 0.25}})
+	if err != nil {
+		panic(err)
+	}
+	critical := criticality.With(context.Background(), criticality.Critical)
+	sheddable := criticality.With(context.Background(), criticality.Sheddable)
+	n := 0
+	for {
+		if _, ok := b.TryAcquire(critical); !ok {
+			break
+		}
+		n++
+	}
+	fmt.Println("critical calls admitted:", n)
+	_, ok := b.TryAcquire(sheddable)
+	fmt.Println("sheddable admitted:", ok)
+	b.Release(critical)
+	_, ok = b.TryAcquire(critical)
+	fmt.Println("critical admitted to the freed slot:", ok)
+	_, ok = b.TryAcquire(sheddable)
+	fmt.Println("sheddable admitted to the freed slot:", ok)
+	// Output:
+	// critical calls admitted: 4
+	// sheddable admitted: false
+	// critical admitted to the freed slot: false
+	// sheddable admitted to the freed slot: true
+}

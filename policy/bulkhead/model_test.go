@@ -3,6 +3,7 @@ package bulkhead_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -19,6 +20,7 @@ import (
 // call is one call of the model test: a goroutine that acquires a slot, holds
 // it until told to leave, and releases it.
 type call struct {
+	level  criticality.Level
 	tenant string
 	cancel context.CancelFunc
 	result chan error    // what Acquire returned
@@ -39,6 +41,11 @@ type machine struct {
 	// percent is Config.TenantShare in hundredths, or 0 when it bounds no
 	// tenant (0 or 1), so that the model's bounds are whole arithmetic.
 	percent int
+	// kept is Config.Guarantees in hundredths of the limit, by level, and
+	// asked when a call of each level last found no slot while its level
+	// was owed its guarantee (see owed).
+	kept    [criticality.Levels]int
+	asked   [criticality.Levels]time.Duration
 	gate    giveway.Gate // the model's own: the levels that give way
 	calls   []*call
 	holders []int     // model: calls holding a slot
@@ -64,7 +71,61 @@ func newMachine(cfg bulkhead.Config, percent int) *machine {
 	if percent < 100 {
 		m.percent = percent
 	}
+	m.kept[criticality.Default-1] = int(math.Round(cfg.Guarantees.Default * 100))
+	m.kept[criticality.Sheddable-1] = int(math.Round(cfg.Guarantees.Sheddable * 100))
+	for i := range m.asked {
+		m.asked[i] = -giveway.Recovery
+	}
 	return m
+}
+
+// guarantee is the slots kept for level l at the current limit.
+func (m *machine) guarantee(l criticality.Level) int { return m.kept[l-1] * m.limit / 100 }
+
+// held is how many slots calls of level l hold.
+func (m *machine) held(l criticality.Level) int {
+	n := 0
+	for _, id := range m.holders {
+		if m.calls[id].level == l {
+			n++
+		}
+	}
+	return n
+}
+
+// owed reports whether level l holds fewer slots than its guarantee.
+func (m *machine) owed(l criticality.Level) bool { return m.held(l) < m.guarantee(l) }
+
+// lent reports whether a call of level l, not owed, may take a slot when
+// used are taken: the slots other levels are owed stay free for a
+// Recovery after each time one of their calls found none.
+func (m *machine) lent(l criticality.Level, used int) bool {
+	for k := criticality.Sheddable; k <= criticality.Critical; k++ {
+		if k != l && m.now-m.asked[k-1] < giveway.Recovery {
+			used += max(0, m.guarantee(k)-m.held(k))
+		}
+	}
+	return used < m.limit
+}
+
+// short records that a call of level l for tenant t found no slot.
+func (m *machine) short(l criticality.Level, t string) {
+	if m.owed(l) && m.under(t, l) {
+		m.asked[l-1] = m.now
+	}
+}
+
+// admits reports whether a call of level l for tenant t may take a slot
+// when used are taken, ahead being whether a call of l or above waits
+// that may take one: while its level is owed its guarantee, whenever a
+// slot is free and its tenant may hold one more; otherwise when its level
+// fits, its tenant is under its bound, nobody waits ahead and no other
+// level's guarantee is asked for.
+func (m *machine) admits(l criticality.Level, t string, used int, ahead bool) bool {
+	if m.owed(l) {
+		return used < m.limit && m.under(t, l)
+	}
+	return m.fits(l, used) && m.under(t, l) && !ahead && m.lent(l, used)
 }
 
 // waiting is a call of the model's queue.
@@ -80,8 +141,16 @@ type waiting struct {
 // may hold one more, the oldest of the highest level; -1 if none may.
 func (m *machine) first(used int) int {
 	at := -1
+	for i, w := range m.queue { // a call of a level owed its guarantee first
+		if used < m.limit && m.owed(w.level) && m.under(w.tenant, w.level) && (at < 0 || w.level > m.queue[at].level) {
+			at = i
+		}
+	}
+	if at >= 0 {
+		return at
+	}
 	for i, w := range m.queue {
-		if !m.fits(w.level, used) || !m.under(w.tenant, w.level) {
+		if !m.fits(w.level, used) || !m.under(w.tenant, w.level) || !m.lent(w.level, used) {
 			continue
 		}
 		if at < 0 || w.level > m.queue[at].level {
@@ -123,6 +192,7 @@ func (m *machine) refuse(l criticality.Level, t string) {
 	if m.under(t, l) {
 		m.gate.Refused(l, m.now)
 	}
+	m.short(l, t)
 }
 
 // last is the index of the call served last: the newest of the lowest
@@ -150,7 +220,7 @@ func (m *machine) fits(l criticality.Level, used int) bool {
 func (m *machine) Arrive(l criticality.Level, t string) {
 	m.Advance(time.Nanosecond)
 	ctx, cancel := context.WithCancel(criticality.WithTenant(criticality.With(context.Background(), l), t))
-	c := &call{tenant: t, cancel: cancel, result: make(chan error, 1), leave: make(chan struct{}), left: make(chan struct{})}
+	c := &call{level: l, tenant: t, cancel: cancel, result: make(chan error, 1), leave: make(chan struct{}), left: make(chan struct{})}
 	id := len(m.calls)
 	m.calls = append(m.calls, c)
 	go func() {
@@ -165,14 +235,16 @@ func (m *machine) Arrive(l criticality.Level, t string) {
 	// A call held back by its own tenant's bound holds up nobody else.
 	ahead := slices.ContainsFunc(m.queue, func(w waiting) bool { return w.level >= l && m.under(w.tenant, w.level) })
 	switch {
-	case m.fits(l, len(m.holders)) && m.under(t, l) && !ahead:
+	case m.admits(l, t, len(m.holders), ahead):
 		m.holders = append(m.holders, id)
 	case len(m.queue) < m.maxQueue:
 		m.queue = append(m.queue, waiting{id, l, t, m.now + m.maxWait})
+		m.short(l, t)
 	case m.last() >= 0 && m.queue[m.last()].level < l: // it takes the place of the last
 		m.refuse(m.queue[m.last()].level, m.queue[m.last()].tenant)
 		m.queue = slices.Delete(m.queue, m.last(), m.last()+1)
 		m.queue = append(m.queue, waiting{id, l, t, m.now + m.maxWait})
+		m.short(l, t)
 	default:
 		m.refuse(l, t)
 	}
@@ -265,6 +337,11 @@ func (m *machine) Check() string {
 			return fmt.Sprintf("call %d should wait; Acquire returned %v", w.id, m.calls[w.id].err)
 		}
 	}
+	for _, w := range m.queue { // the promise of a guarantee
+		if m.owed(w.level) && m.under(w.tenant, w.level) && len(m.holders) < m.limit {
+			return fmt.Sprintf("call %d of %v waits with a slot free, though its level holds %d of its guarantee %d", w.id, w.level, m.held(w.level), m.guarantee(w.level))
+		}
+	}
 	if got := m.b.InFlight(); got > m.ceiling {
 		return fmt.Sprintf("%d calls inside, more than the limit %d allows", got, m.limit)
 	}
@@ -330,6 +407,11 @@ func TestBulkheadMatchesModel(t *testing.T) {
 		if rapid.Bool().Draw(rt, "shares") {
 			d := rapid.Float64Range(0.1, 1).Draw(rt, "default")
 			cfg.Shares = criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.1, d).Draw(rt, "sheddable")}
+		}
+		if rapid.Bool().Draw(rt, "guarantees") {
+			d := rapid.IntRange(0, min(60, int(cfg.Shares.Of(criticality.Default)*100))).Draw(rt, "kept default")
+			sh := rapid.IntRange(0, min(99-d, int(cfg.Shares.Of(criticality.Sheddable)*100))).Draw(rt, "kept sheddable")
+			cfg.Guarantees = criticality.Guarantees{Default: float64(d) / 100, Sheddable: float64(sh) / 100}
 		}
 		if cfg.MaxQueue > 0 {
 			cfg.MaxWait = time.Duration(rapid.IntRange(1, 5).Draw(rt, "wait")) * time.Second

@@ -102,19 +102,25 @@ func (b *Bulkhead) discharge(t string) {
 	}
 }
 
-// next is the queued call a slot goes to when used are taken: the first in
-// the queue's order (highest level first, then oldest) whose level may
-// fill one more slot and whose tenant may hold one more; mu must be held.
-// A lower level never fits where a higher one does not, so the search ends
-// at the first call whose level does not fit; a call held back by its
-// tenant's bound is passed over.
+// next is the queued call a slot goes to when used are taken: a call whose
+// level is owed its guarantee (see nextOwed), or else the first in the
+// queue's order (highest level first, then oldest) whose level may fill one
+// more slot and whose tenant may hold one more; mu must be held. A lower
+// level never fits where a higher one does not, so the search ends at the
+// first call whose level does not fit; a call held back by its tenant's
+// bound is passed over.
 func (b *Bulkhead) next(used int) (*waiter, bool) {
+	if b.kept.on {
+		if w, ok := b.nextOwed(used); ok {
+			return w, true
+		}
+	}
 	if !b.counts() {
 		w, l, ok := b.queue.Front()
-		return w, ok && b.fits(l, used)
+		return w, ok && b.fits(l, used) && b.lent(l, used)
 	}
 	for w := range b.queue.All() {
-		if !b.fits(w.level, used) {
+		if !b.fits(w.level, used) || !b.lent(w.level, used) {
 			break
 		}
 		if b.under(w.tenant, w.level) {
@@ -153,4 +159,5 @@ func (b *Bulkhead) refuse(l criticality.Level, t string) {
 	if b.under(t, l) {
 		b.gate.Refused(l, b.elapsed.Read())
 	}
+	b.short(l, t)
 }
