@@ -3,6 +3,7 @@ package simulate
 import (
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/events"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -25,10 +26,9 @@ const (
 )
 
 // event is one thing that happens at a point of virtual time. Events at
-// the same time happen in the order they were scheduled (seq).
+// the same time happen in the order they were scheduled.
 type event struct {
 	at   time.Duration
-	seq  uint64
 	proc int32
 	// slot is, for evEnd, the attempt's index in run.pending; for evRound
 	// and evReply, the id of the process they are of (its index in
@@ -47,58 +47,14 @@ type pending struct {
 	took    time.Duration    // how long it takes
 }
 
-// queue is the run's pending events, a binary heap ordered by (at, seq),
-// written out rather than through container/heap so that no comparison goes
-// through an interface: the race detector, under which CI runs the tests,
-// makes every call of the heap's methods costly.
-type queue struct {
-	events []event
-	seq    uint64
-}
-
-// before reports whether a comes before b.
-func before(a, b *event) bool { return a.at < b.at || a.at == b.at && a.seq < b.seq }
+// queue is the run's pending events (see events.Queue).
+type queue struct{ events.Queue[event] }
 
 // push schedules e at e.at.
-func (q *queue) push(e event) {
-	q.seq++
-	e.seq = q.seq
-	q.events = append(q.events, e)
-	h := q.events
-	for i := len(h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !before(&h[i], &h[parent]) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
-	}
-}
+func (q *queue) push(e event) { q.Push(e.at, e) }
 
 // pop removes and returns the earliest event; ok is false when none is left.
 func (q *queue) pop() (e event, ok bool) {
-	h := q.events
-	if len(h) == 0 {
-		return event{}, false
-	}
-	e = h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	q.events = h
-	for i := 0; ; {
-		least, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && before(&h[l], &h[least]) {
-			least = l
-		}
-		if r < len(h) && before(&h[r], &h[least]) {
-			least = r
-		}
-		if least == i {
-			break
-		}
-		h[i], h[least] = h[least], h[i]
-		i = least
-	}
-	return e, true
+	_, e, ok = q.Pop()
+	return e, ok
 }
