@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,10 +31,10 @@ func TestReportChart(t *testing.T) {
 		return v
 	}())
 	assert.Equal(t, 2.0, c.End, "the axis ends at the run's end")
-	assert.Equal(t, []Band{{Name: "outage from 1 s", From: 1, To: math.Inf(1)}}, c.Bands)
+	assert.Equal(t, []chart.Band{{Name: "outage from 1 s", From: 1, To: math.Inf(1)}}, c.Bands)
 	var b strings.Builder
 	require.NoError(t, c.WriteSVG(&b))
-	assert.Equal(t, 7, elements(t, []byte(b.String()))["polyline"], "the axes and one per line")
+	assert.Equal(t, 7, strings.Count(b.String(), "<polyline"), "the axes and one per line")
 }
 
 func TestFaultBands(t *testing.T) {
@@ -43,7 +45,7 @@ func TestFaultBands(t *testing.T) {
 		{From: 30 * s, To: 35 * s, Name: "outage"}, // the same fault of another run
 		{From: 1500 * time.Millisecond, To: 2250 * time.Millisecond, Name: "brownout (10x)"},
 	})
-	assert.Equal(t, []Band{
+	assert.Equal(t, []chart.Band{
 		{Name: "brownout (10x) 1.5-2.25 s", From: 1.5, To: 2.25},
 		{Name: "fault 10-40 s", From: 10, To: 40},
 		{Name: "outage 30-35 s", From: 30, To: 35},
@@ -58,10 +60,10 @@ func TestScenarioChartsShadeTheirFaults(t *testing.T) {
 	require.True(t, ok)
 	rs, err := s.Run(DefaultSeed)
 	require.NoError(t, err)
-	charts := []Chart{rs[0].Chart()}
+	charts := []chart.Chart{rs[0].Chart()}
 	charts = append(charts, s.Compare(rs)...)
 	for _, c := range charts {
-		assert.Equal(t, []Band{{Name: "outage 30-35 s", From: 30, To: 35}}, c.Bands, c.Title)
+		assert.Equal(t, []chart.Band{{Name: "outage 30-35 s", From: 30, To: 35}}, c.Bands, c.Title)
 		assert.Equal(t, 80.0, c.End, c.Title)
 	}
 }
@@ -84,9 +86,6 @@ func TestFaultBandsNameRepeatedFaultsOnce(t *testing.T) {
 	assert.Equal(t, map[string]int{"outage, 4 times, 100-401 s": 4, "brownout (3x), 5 times, 50-410 s": 5}, names)
 	assert.Equal(t, 50.0, bands[0].From, "still sorted by start")
 
-	es := parse(t, svgOf(t, Chart{End: 600, Bands: bands, Lines: []Line{{Name: "calls", Values: make([]float64, 600)}}}))
-	assert.Len(t, withClass(es, "band"), 9, "every band drawn")
-	assert.Equal(t, []string{"brownout (3x), 5 times, 50-410 s", "outage, 4 times, 100-401 s", "calls"}, texts(withClass(es, "legend")), "each name once in the legend")
 	assert.Len(t, FaultBands(faults[:6]), 6)
 	assert.Equal(t, "outage 100-101 s", FaultBands(faults[:6])[0].Name, "three of a name, each named")
 }

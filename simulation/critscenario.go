@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
@@ -73,8 +75,8 @@ func criticalityScenario() LimitScenario {
 		Claim: "under two and four times a server's capacity, a bulkhead that honours criticality serves at least 99% and 95% of the critical calls " +
 			"at their unloaded latency and refuses sheddable ones instead, where the same bulkhead with the levels unmarked refuses both alike",
 		Variants: criticalityVariants,
-		Compare: func(rs []*LimitReport) []Chart {
-			return []Chart{
+		Compare: func(rs []*LimitReport) []chart.Chart {
+			return []chart.Chart{
 				compareLimits("critical calls served per second", "served calls", rs, level(criticality.Critical)),
 				compareLimits("sheddable calls served per second", "served calls", rs, level(criticality.Sheddable)),
 			}

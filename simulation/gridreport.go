@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/policy/throttle"
 	"github.com/resilience-go/pipeline/standard"
 )
@@ -85,10 +87,10 @@ func (res GridResult) stability(seeds int) string {
 // and a column per load, each cell with its availability and stability; a
 // judged client's cells that fail the rule are outlined, and its verdict is
 // written under its map.
-func (r *GridReport) HeatMaps() []HeatMap {
-	var maps []HeatMap
+func (r *GridReport) HeatMaps() []chart.HeatMap {
+	var maps []chart.HeatMap
 	for k, name := range r.Clients {
-		h := HeatMap{
+		h := chart.HeatMap{
 			Title:  r.Name + ": availability, " + name,
 			XLabel: "load (calls a second, against a capacity of 100)", YLabel: "outage",
 			Low: 0.5, High: 1,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/criticality"
 )
 
@@ -187,7 +189,7 @@ func (r *LimitReport) WriteSeries(w io.Writer) error {
 // Chart returns a chart of r's per-second series: offered, served, refused
 // and timed-out calls, the limit and what the dependency held, over the
 // run's Duration with the dependency's faults shaded.
-func (r *LimitReport) Chart() Chart {
+func (r *LimitReport) Chart() chart.Chart {
 	pick := func(f func(LimitSecond) int) []float64 {
 		v := make([]float64, len(r.Seconds))
 		for i, s := range r.Seconds {
@@ -199,20 +201,20 @@ func (r *LimitReport) Chart() Chart {
 	if title == "" {
 		title = "run"
 	}
-	return Chart{Title: title, XLabel: "time (s)", YLabel: "per second, or calls", End: r.Duration.Seconds(), Bands: FaultBands(r.Faults), Lines: []Line{
-		{"offered", pick(func(s LimitSecond) int { return s.Offered })},
-		{"served", pick(func(s LimitSecond) int { return s.Served })},
-		{"refused", pick(func(s LimitSecond) int { return s.Refused })},
-		{"timed out", pick(func(s LimitSecond) int { return s.TimedOut })},
-		{"limit", pick(func(s LimitSecond) int { return s.Limit })},
-		{"held by the dependency", pick(func(s LimitSecond) int { return s.Held })},
+	return chart.Chart{Title: title, XLabel: "time (s)", YLabel: "per second, or calls", End: r.Duration.Seconds(), Bands: FaultBands(r.Faults), Lines: []chart.Line{
+		{Name: "offered", Values: pick(func(s LimitSecond) int { return s.Offered })},
+		{Name: "served", Values: pick(func(s LimitSecond) int { return s.Served })},
+		{Name: "refused", Values: pick(func(s LimitSecond) int { return s.Refused })},
+		{Name: "timed out", Values: pick(func(s LimitSecond) int { return s.TimedOut })},
+		{Name: "limit", Values: pick(func(s LimitSecond) int { return s.Limit })},
+		{Name: "held by the dependency", Values: pick(func(s LimitSecond) int { return s.Held })},
 	}}
 }
 
 // compareLimits overlays one per-second series of every report, over the
 // runs' time with their faults shaded.
-func compareLimits(title, ylabel string, rs []*LimitReport, series func(LimitSecond) float64) Chart {
-	c := Chart{Title: title, XLabel: "time (s)", YLabel: ylabel}
+func compareLimits(title, ylabel string, rs []*LimitReport, series func(LimitSecond) float64) chart.Chart {
+	c := chart.Chart{Title: title, XLabel: "time (s)", YLabel: ylabel}
 	var durations []time.Duration
 	var faults []Interval
 	for _, r := range rs {
@@ -220,7 +222,7 @@ func compareLimits(title, ylabel string, rs []*LimitReport, series func(LimitSec
 		for i, s := range r.Seconds {
 			v[i] = series(s)
 		}
-		c.Lines = append(c.Lines, Line{Name: r.Name, Values: v})
+		c.Lines = append(c.Lines, chart.Line{Name: r.Name, Values: v})
 		durations = append(durations, r.Duration)
 		faults = append(faults, r.Faults...)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
@@ -22,7 +24,7 @@ type LimitScenario struct {
 	Variants func(seed uint64) []LimitConfig
 	// Compare returns charts that overlay the variants' reports. Nil means
 	// none.
-	Compare func(reports []*LimitReport) []Chart
+	Compare func(reports []*LimitReport) []chart.Chart
 	// Summary states the scenario's result from the variants' reports, as
 	// text ending in a newline. Nil means none.
 	Summary func(reports []*LimitReport) string
@@ -49,8 +51,8 @@ func LimitScenarios() []LimitScenario {
 		Claim: "during a brownout an adaptive limit finds what the dependency can serve and serves more than a small fixed bulkhead, " +
 			"while a large one lets the dependency's queue grow until every call times out; afterwards the adaptive limit lets the whole load through again",
 		Variants: adaptiveLimit,
-		Compare: func(rs []*LimitReport) []Chart {
-			return []Chart{
+		Compare: func(rs []*LimitReport) []chart.Chart {
+			return []chart.Chart{
 				compareLimits("served per second", "served calls", rs, func(s LimitSecond) float64 { return float64(s.Served) }),
 				compareLimits("calls the dependency holds", "attempts working or queued inside it (peak)", rs,
 					func(s LimitSecond) float64 { return float64(s.Held) }),

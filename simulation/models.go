@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -121,7 +123,7 @@ func (b Brownout) Faults() []Interval {
 	if factor == 0 {
 		factor = DefaultBrownoutFactor
 	}
-	return withFault(b.Base, Interval{From: b.From, To: b.To, Name: "brownout (" + label(factor) + "x)"})
+	return withFault(b.Base, Interval{From: b.From, To: b.To, Name: "brownout (" + chart.Label(factor) + "x)"})
 }
 
 type brownout struct {
@@ -242,7 +244,7 @@ func (f FailingFraction) Start() (Dependency, error) {
 func (f FailingFraction) Faults() []Interval {
 	name := "failures"
 	if f.Fraction < 1 {
-		name = "failures (" + label(100*f.Fraction) + "%)"
+		name = "failures (" + chart.Label(100*f.Fraction) + "%)"
 	}
 	return withFault(f.Base, Interval{From: f.From, To: f.To, Name: name})
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -84,8 +86,8 @@ func offeredSeconds(r *Report, from, to time.Duration) int {
 // rampVsCliffCharts overlays the variants' served calls and the share of
 // calls their breakers admitted, per second, and draws the ramp's admitted
 // fraction with the share of offers slow calls held it.
-func rampVsCliffCharts(rs []*Report) []Chart {
-	charts := []Chart{
+func rampVsCliffCharts(rs []*Report) []chart.Chart {
+	charts := []chart.Chart{
 		compare("served per second", "served calls", rs, 1, servedPerSecond),
 		compare("share of calls the breaker admitted", "admitted / offered", rs, 1, admittedShare),
 	}
@@ -115,7 +117,7 @@ func admittedShare(r *Report) []float64 {
 // and the share of offers made while slow calls held the ramp, as means
 // over the attempts offered to a ramp in the second; NaN (not drawn) outside
 // ramps.
-func rampShares(r *Report) Chart {
+func rampShares(r *Report) chart.Chart {
 	pick := func(f func(Second) float64) []float64 {
 		v := make([]float64, len(r.Seconds))
 		for i, s := range r.Seconds {
@@ -126,12 +128,12 @@ func rampShares(r *Report) Chart {
 		}
 		return v
 	}
-	return Chart{
+	return chart.Chart{
 		Title: "the ramp's admitted fraction, and how often slow calls held it (" + strings.TrimPrefix(r.Name, "ramp-vs-cliff/") + ")", XLabel: "time (s)", YLabel: "fraction (mean over the second)",
 		End: r.Duration.Seconds(), Bands: FaultBands(r.Faults),
-		Lines: []Line{
-			{"admitted fraction", pick(func(s Second) float64 { return s.RampFraction })},
-			{"share of offers held by slow calls", pick(func(s Second) float64 { return s.RampHeld })},
+		Lines: []chart.Line{
+			{Name: "admitted fraction", Values: pick(func(s Second) float64 { return s.RampFraction })},
+			{Name: "share of offers held by slow calls", Values: pick(func(s Second) float64 { return s.RampHeld })},
 		},
 	}
 }

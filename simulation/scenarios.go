@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/resilience-go/pipeline/simulation/chart"
+
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -27,7 +29,7 @@ type Scenario struct {
 	Variants func(seed uint64) []Config
 	// Compare returns charts that overlay the variants' reports, in the order of
 	// Variants. Nil means none.
-	Compare func(reports []*Report) []Chart
+	Compare func(reports []*Report) []chart.Chart
 	// Summary states the scenario's result from the variants' reports, in the
 	// order of Variants, as text ending in a newline, such as the figures the
 	// claim compares. Nil means none.
@@ -75,32 +77,32 @@ func Scenarios() []Scenario {
 			Name:     "retry-storm",
 			Claim:    "a budget keeps the load on a failing dependency near 1x where 3 attempts per call triple it",
 			Variants: retryStorm,
-			Compare: func(rs []*Report) []Chart {
-				return []Chart{compare("attempts per second", "attempts", rs, 1, attemptsPerSecond)}
+			Compare: func(rs []*Report) []chart.Chart {
+				return []chart.Chart{compare("attempts per second", "attempts", rs, 1, attemptsPerSecond)}
 			},
 		},
 		{
 			Name:     "synchronized-probe",
 			Claim:    "200 breakers that opened together probe as one pulse without break jitter, and spread over the break with equal jitter",
 			Variants: synchronizedProbe,
-			Compare: func(rs []*Report) []Chart {
-				return []Chart{compare("probes per 100 ms", "probes per 100 ms", rs, ProbeBucket.Seconds(), probesPerBucket)}
+			Compare: func(rs []*Report) []chart.Chart {
+				return []chart.Chart{compare("probes per 100 ms", "probes per 100 ms", rs, ProbeBucket.Seconds(), probesPerBucket)}
 			},
 		},
 		{
 			Name:     "cold-start",
 			Claim:    "a cold dependency offered less than its cold capacity warms up; offered its full load it is knocked back and stays cold",
 			Variants: coldStart,
-			Compare: func(rs []*Report) []Chart {
-				return []Chart{compare("served per second", "served calls", rs, 1, servedPerSecond)}
+			Compare: func(rs []*Report) []chart.Chart {
+				return []chart.Chart{compare("served per second", "served calls", rs, 1, servedPerSecond)}
 			},
 		},
 		{
 			Name:     "hedging",
 			Claim:    "hedging at the measured p95 halves the p99 of a heavy-tailed dependency for at most 5% more attempts (1 - 0.95, the hedge stage's MaxExtra)",
 			Variants: hedging,
-			Compare: func(rs []*Report) []Chart {
-				return []Chart{
+			Compare: func(rs []*Report) []chart.Chart {
+				return []chart.Chart{
 					latencyTail(rs),
 					compare("attempts per second", "attempts", rs, 1, attemptsPerSecond),
 				}
@@ -110,8 +112,8 @@ func Scenarios() []Scenario {
 			Name:     "slow-call-trip",
 			Claim:    "a brownout trips a breaker whose slow-call threshold is a multiple of the measured median in about 15 s, while a threshold that chases the p99 never trips",
 			Variants: slowCallTrip,
-			Compare: func(rs []*Report) []Chart {
-				return []Chart{
+			Compare: func(rs []*Report) []chart.Chart {
+				return []chart.Chart{
 					compare("slow fraction of the trip window", "slow fraction (peak in the second)", rs, 1, slowFractionPerSecond),
 					compare("slow-call threshold", "threshold (ms)", rs, 1, thresholdPerSecond),
 					compare("served per second", "served calls", rs, 1, servedPerSecond),
@@ -329,26 +331,26 @@ func thresholdPerSecond(r *Report) []float64 {
 
 // latencyTail overlays the tail of the latency of served calls: the latency in
 // milliseconds at every tenth of a percentile from the 90th to the 99.9th.
-func latencyTail(rs []*Report) Chart {
-	c := Chart{Title: "latency of served calls, p90 to p99.9", XLabel: "percentile", YLabel: "latency (ms)", Start: 90, Step: 0.1}
+func latencyTail(rs []*Report) chart.Chart {
+	c := chart.Chart{Title: "latency of served calls, p90 to p99.9", XLabel: "percentile", YLabel: "latency (ms)", Start: 90, Step: 0.1}
 	for _, r := range rs {
 		v := make([]float64, 100)
 		for i := range v {
 			v[i] = float64(r.Latency(0.9+float64(i)/1000)) / float64(time.Millisecond)
 		}
-		c.Lines = append(c.Lines, Line{Name: r.Name, Values: v})
+		c.Lines = append(c.Lines, chart.Line{Name: r.Name, Values: v})
 	}
 	return c
 }
 
 // compare overlays one series of each report, named by the report, over
 // the runs' time with their faults shaded.
-func compare(title, ylabel string, rs []*Report, step float64, series func(*Report) []float64) Chart {
-	c := Chart{Title: title, XLabel: "time (s)", YLabel: ylabel, Step: step}
+func compare(title, ylabel string, rs []*Report, step float64, series func(*Report) []float64) chart.Chart {
+	c := chart.Chart{Title: title, XLabel: "time (s)", YLabel: ylabel, Step: step}
 	var durations []time.Duration
 	var faults []Interval
 	for _, r := range rs {
-		c.Lines = append(c.Lines, Line{Name: r.Name, Values: series(r)})
+		c.Lines = append(c.Lines, chart.Line{Name: r.Name, Values: series(r)})
 		durations = append(durations, r.Duration)
 		faults = append(faults, r.Faults...)
 	}

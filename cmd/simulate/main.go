@@ -20,6 +20,7 @@ import (
 	"os"
 
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 func main() {
@@ -113,10 +114,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 type report interface {
 	String() string
 	WriteSeries(io.Writer) error
-	Chart() simulation.Chart
+	Chart() chart.Chart
 }
 
-// picture is a simulation.Chart or a simulation.HeatMap: what the command
+// picture is a chart.Chart or a chart.HeatMap: what the command
 // writes to a file, and inlines in the page.
 type picture interface {
 	WriteSVGFile(dir string) (string, error)
@@ -181,7 +182,7 @@ func scenarios(a simulation.Arrivals) []scenario {
 
 // collect turns a scenario's reports into what runScenario prints, the
 // comparison charts' titles led by the scenario's name.
-func collect[R report](name string, rs []R, summary func([]R) string, compare func([]R) []simulation.Chart, err error) ([]report, string, []picture, error) {
+func collect[R report](name string, rs []R, summary func([]R) string, compare func([]R) []chart.Chart, err error) ([]report, string, []picture, error) {
 	if err != nil {
 		return nil, "", nil, err
 	}

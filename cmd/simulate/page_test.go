@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 // node is one element of a parsed page: its name, attributes, the text in
@@ -170,14 +171,14 @@ func TestThePageIsOneSelfContainedDocument(t *testing.T) {
 		require.NoError(t, err)
 		return f
 	}
-	chart := simulation.Chart{Title: "served <per> second", End: 3, Bands: simulation.FaultBands([]simulation.Interval{{From: 1e9, To: 2e9, Name: "outage"}}),
-		Lines: []simulation.Line{{Name: "a & b", Values: []float64{1, 0, 1}}}}
-	heat := simulation.HeatMap{Title: "availability", Columns: []string{"30/s"}, Rows: []string{"5s"}, Values: [][]float64{{0.9}}, Low: 0.5, High: 1}
+	c := chart.Chart{Title: "served <per> second", End: 3, Bands: simulation.FaultBands([]simulation.Interval{{From: 1e9, To: 2e9, Name: "outage"}}),
+		Lines: []chart.Line{{Name: "a & b", Values: []float64{1, 0, 1}}}}
+	heat := chart.HeatMap{Title: "availability", Columns: []string{"30/s"}, Rows: []string{"5s"}, Values: [][]float64{{0.9}}, Low: 0.5, High: 1}
 	p := page{Seed: 1, Arrivals: "even"}
 	var names []string
 	for _, s := range scenarios(simulation.Even) {
 		p.Sections = append(p.Sections, section{Name: s.name, Claim: s.claim, Result: "result of " + s.name + "\n", Reports: []string{"report\n"},
-			Figures: []figure{fig(chart)}})
+			Figures: []figure{fig(c)}})
 		names = append(names, s.name)
 	}
 	p.Sections[0].Figures = append(p.Sections[0].Figures, fig(heat))

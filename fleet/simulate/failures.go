@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 // The Redis models of the failures.
@@ -234,12 +235,12 @@ func openedLater(r, base *Report) (lo, hi, mean time.Duration) {
 // Wrongly, the wrongly refused ones), one line per run, over the run's
 // Duration, with the fault's window shaded, and the restarts' and Redis's
 // faults if any. ok is false when rs holds none of f's reports.
-func (f Failure) Chart(rs []*Report) (c simulation.Chart, ok bool) {
+func (f Failure) Chart(rs []*Report) (c chart.Chart, ok bool) {
 	title, pick := "doomed calls per second", func(s Second) int { return s.Doomed }
 	if f.Wrongly {
 		title, pick = "wrongly refused calls per second", func(s Second) int { return s.WronglyRefused }
 	}
-	c = simulation.Chart{Title: f.Name + ": " + title, XLabel: "time (s)", YLabel: "calls per second"}
+	c = chart.Chart{Title: f.Name + ": " + title, XLabel: "time (s)", YLabel: "calls per second"}
 	var faults []simulation.Interval
 	for _, r := range f.reports(rs) {
 		c.End = max(c.End, r.Duration.Seconds())
@@ -252,7 +253,7 @@ func (f Failure) Chart(rs []*Report) (c simulation.Chart, ok bool) {
 		for i, s := range r.Seconds {
 			v[i] = float64(pick(s))
 		}
-		c.Lines = append(c.Lines, simulation.Line{Name: r.Label(), Values: v})
+		c.Lines = append(c.Lines, chart.Line{Name: r.Label(), Values: v})
 	}
 	c.Bands = simulation.FaultBands(faults)
 	return c, len(c.Lines) > 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 // failures is RunFailures(1, 0), run once for every test of the package.
@@ -100,7 +101,7 @@ func TestFailuresAreDeterministic(t *testing.T) {
 // and those of the restarts and of Redis's absence, and a line per run.
 func TestFailureCharts(t *testing.T) {
 	rs := failureReports(t)
-	bands := map[string][]simulation.Band{
+	bands := map[string][]chart.Band{
 		"restarts":     {{Name: "outage 30-50 s", From: 30, To: 50}, {Name: "restarts 35-45 s", From: 35, To: 45}},
 		"slow-redis":   {{Name: "outage 30-50 s", From: 30, To: 50}},
 		"absent-redis": {{Name: "Redis outage 20-40 s", From: 20, To: 40}, {Name: "outage 30-50 s", From: 30, To: 50}},

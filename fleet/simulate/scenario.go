@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 // UnevenRates is the uneven load of the scenario's third case: a quarter of
@@ -128,8 +129,8 @@ func (r *Report) spared() (n, stopped int) {
 // Charts returns, per case, the doomed calls per second and the wrongly
 // refused calls per second, one line per strategy, over the run's Duration
 // with the fault's window shaded.
-func Charts(rs []*Report) []simulation.Chart {
-	var cs []simulation.Chart
+func Charts(rs []*Report) []chart.Chart {
+	var cs []chart.Chart
 	for _, c := range Cases {
 		for _, m := range []struct {
 			title string
@@ -138,7 +139,7 @@ func Charts(rs []*Report) []simulation.Chart {
 			{"doomed calls per second", func(s Second) int { return s.Doomed }},
 			{"wrongly refused calls per second", func(s Second) int { return s.WronglyRefused }},
 		} {
-			ch := simulation.Chart{Title: c.Name + ": " + m.title, XLabel: "time (s)", YLabel: "calls per second"}
+			ch := chart.Chart{Title: c.Name + ": " + m.title, XLabel: "time (s)", YLabel: "calls per second"}
 			var faults []simulation.Interval
 			for _, st := range Strategies {
 				r := Find(rs, c.Name, st)
@@ -151,7 +152,7 @@ func Charts(rs []*Report) []simulation.Chart {
 				for i, s := range r.Seconds {
 					v[i] = float64(m.pick(s))
 				}
-				ch.Lines = append(ch.Lines, simulation.Line{Name: st.String(), Values: v})
+				ch.Lines = append(ch.Lines, chart.Line{Name: st.String(), Values: v})
 			}
 			ch.Bands = simulation.FaultBands(faults)
 			if len(ch.Lines) > 0 {

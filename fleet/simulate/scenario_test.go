@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 // scenario is Scenario(1, 0), run once for every test of this file.
@@ -149,7 +150,7 @@ func TestChartsShadeTheFaultOverTheRun(t *testing.T) {
 		if strings.HasPrefix(c.Title, "sick-process") {
 			name = "sick process 30-50 s"
 		}
-		assert.Equal(t, []simulation.Band{{Name: name, From: 30, To: 50}}, c.Bands, c.Title)
+		assert.Equal(t, []chart.Band{{Name: name, From: 30, To: 50}}, c.Bands, c.Title)
 		var b bytes.Buffer
 		require.NoError(t, c.WriteSVG(&b))
 		svg := b.String()

@@ -28,6 +28,7 @@ import (
 
 	"github.com/resilience-go/pipeline/fleet/simulate"
 	"github.com/resilience-go/pipeline/simulation"
+	"github.com/resilience-go/pipeline/simulation/chart"
 )
 
 func main() {
@@ -105,7 +106,7 @@ func simulateAll(seed uint64, processes int, out string, stdout io.Writer) error
 }
 
 // writeSVG writes c to the file at path.
-func writeSVG(path string, c simulation.Chart) (err error) {
+func writeSVG(path string, c chart.Chart) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package simulation
+package chart
 
 import (
 	"fmt"
@@ -124,12 +124,12 @@ func (p plot) writeAxes(b *strings.Builder) {
 	for _, v := range xTicks(p.to - p.from) {
 		x := f1(p.x(p.from + v))
 		fmt.Fprintf(b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#ddd"/>`, x, plotTop, x, plotBottom)
-		fmt.Fprintf(b, `<text class="x-tick" x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", x, plotBottom+16, label(p.from+v))
+		fmt.Fprintf(b, `<text class="x-tick" x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", x, plotBottom+16, Label(p.from+v))
 	}
 	for k := 0.0; k*p.yTick <= p.yTop+p.yTick/2; k++ {
 		v := k * p.yTick
 		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="#ddd"/>`, plotLeft, f1(p.y(v)), plotRight, f1(p.y(v)))
-		fmt.Fprintf(b, `<text class="y-tick" x="%d" y="%s" text-anchor="end">%s</text>`+"\n", plotLeft-6, f1(p.y(v)+4), label(v))
+		fmt.Fprintf(b, `<text class="y-tick" x="%d" y="%s" text-anchor="end">%s</text>`+"\n", plotLeft-6, f1(p.y(v)+4), Label(v))
 	}
 	fmt.Fprintf(b, `<polyline points="%d,%d %d,%d %d,%d" fill="none" stroke="black"/>`+"\n", plotLeft, plotTop, plotLeft, plotBottom, plotRight, plotBottom)
 	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", (plotLeft+plotRight)/2, plotBottom+40, html.EscapeString(p.c.XLabel))

@@ -1,4 +1,4 @@
-package simulation
+package chart
 
 import (
 	"math"
@@ -74,7 +74,8 @@ func xTicks(end float64) []float64 {
 	return append(out, end)
 }
 
-// label formats a tick value in its shortest form, to at most three decimals.
-func label(v float64) string {
+// Label formats a value as the charts write it on an axis or in a legend:
+// in its shortest form, to at most three decimals.
+func Label(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }

@@ -1,4 +1,4 @@
-package simulation
+package chart
 
 import (
 	"errors"

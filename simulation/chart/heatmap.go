@@ -1,4 +1,4 @@
-package simulation
+package chart
 
 import (
 	"fmt"
@@ -81,7 +81,7 @@ func (h HeatMap) WriteSVG(w io.Writer) error {
 	bottom := heatTop + heatCellH*len(h.Rows)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", heatLeft+heatCellW*len(h.Columns)/2, bottom+22, html.EscapeString(h.XLabel))
 	fmt.Fprintf(&b, `<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>`+"\n", heatTop+heatCellH*len(h.Rows)/2, heatTop+heatCellH*len(h.Rows)/2, html.EscapeString(h.YLabel))
-	fmt.Fprintf(&b, `<text x="%d" y="%d">colour: %s (red) to %s (green)</text>`+"\n", heatLeft, bottom+46, label(h.Low), label(h.High))
+	fmt.Fprintf(&b, `<text x="%d" y="%d">colour: %s (red) to %s (green)</text>`+"\n", heatLeft, bottom+46, Label(h.Low), Label(h.High))
 	for i, line := range strings.Split(h.Note, "\n") {
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", heatLeft, bottom+68+22*i, html.EscapeString(line))
 	}

@@ -1,4 +1,4 @@
-package simulation
+package chart
 
 import (
 	"bytes"
@@ -152,10 +152,10 @@ func TestChartStart(t *testing.T) {
 	assert.Contains(t, svg, "700.0,92.0")
 }
 
-// A fault's window is a shaded band from its start to its end, named in
+// A band (a fault's window) is shaded from its start to its end, named in
 // the legend.
-func TestChartShadesItsFaultWindow(t *testing.T) {
-	c := Chart{End: 10, Bands: FaultBands([]Interval{{From: 3e9, To: 5e9, Name: "outage"}}),
+func TestChartShadesItsBands(t *testing.T) {
+	c := Chart{End: 10, Bands: []Band{{Name: "outage 3-5 s", From: 3, To: 5}},
 		Lines: []Line{{Name: "served", Values: []float64{1, 1, 1, 0, 0, 1, 1, 1, 1, 1}}}}
 	es := parse(t, svgOf(t, c))
 	bands := withClass(es, "band")
@@ -167,9 +167,9 @@ func TestChartShadesItsFaultWindow(t *testing.T) {
 	assert.Len(t, withClass(es, "band-swatch"), 1)
 	assert.Equal(t, []string{"outage 3-5 s", "served"}, texts(withClass(es, "legend")))
 
-	// A fault that never ends runs to the end of the axis; one outside it is
+	// A band that never ends runs to the end of the axis; one outside it is
 	// not drawn, though the legend still names it.
-	c.Bands = FaultBands([]Interval{{From: 8e9, Name: "outage"}, {From: 20e9, To: 30e9}})
+	c.Bands = []Band{{Name: "outage from 8 s", From: 8, To: math.Inf(1)}, {Name: "fault 20-30 s", From: 20, To: 30}}
 	es = parse(t, svgOf(t, c))
 	bands = withClass(es, "band")
 	require.Len(t, bands, 1)
@@ -278,4 +278,13 @@ func TestChartDrawsALoneValueAsADot(t *testing.T) {
 	es := parse(t, svgOf(t, Chart{End: 4, Lines: []Line{{Name: "ramp", Values: []float64{nan, 0.5, nan, nan}}}}))
 	assert.Empty(t, withClass(es, "series"))
 	assert.Len(t, withClass(es, "dot"), 1)
+}
+
+// Bands that share a name are each drawn, and named once in the legend.
+func TestChartNamesBandsOfOneNameOnce(t *testing.T) {
+	bands := []Band{{Name: "brownout", From: 50, To: 60}, {Name: "outage", From: 100, To: 101},
+		{Name: "brownout", From: 101, To: 110}, {Name: "outage", From: 200, To: 201}}
+	es := parse(t, svgOf(t, Chart{End: 600, Bands: bands, Lines: []Line{{Name: "calls", Values: make([]float64, 600)}}}))
+	assert.Len(t, withClass(es, "band"), 4, "every band drawn")
+	assert.Equal(t, []string{"brownout", "outage", "calls"}, texts(withClass(es, "legend")), "each name once in the legend")
 }
