@@ -141,15 +141,7 @@ func (b *Bulkhead) SetLimit(n int) {
 	defer b.mu.Unlock()
 	b.limit = n
 	b.setCaps()
-	for {
-		w, ok := b.next(b.inUse)
-		if !ok {
-			return
-		}
-		b.inUse++
-		b.queue.Remove(w.level, w)
-		b.grant(w)
-	}
+	b.serve()
 }
 
 // TryAcquire takes a slot for a call of ctx's level (criticality.From) if
@@ -321,14 +313,24 @@ func (b *Bulkhead) Release(ctx context.Context) {
 func (b *Bulkhead) release(l criticality.Level, t string) {
 	b.discharge(t)
 	b.hold(l, -1)
-	if b.queue.Len() > 0 {
-		if w, ok := b.next(b.inUse - 1); ok {
-			b.queue.Remove(w.level, w)
-			b.grant(w) // the slot passes on: inUse is unchanged
+	b.inUse--
+	b.serve()
+}
+
+// serve hands free slots to the queued calls next allows, one at a time,
+// while there are both; mu must be held. A release frees one slot, and it
+// may also let a queued call take a slot that was free already: one whose
+// level the release made owed its guarantee again.
+func (b *Bulkhead) serve() {
+	for b.queue.Len() > 0 && b.inUse < b.limit {
+		w, ok := b.next(b.inUse)
+		if !ok {
 			return
 		}
+		b.inUse++
+		b.queue.Remove(w.level, w)
+		b.grant(w)
 	}
-	b.inUse--
 }
 
 // setCaps computes the slots each level may fill; mu must be held, or b

@@ -19,6 +19,10 @@ type kept struct {
 	// the bulkhead's elapsed time; its unused guarantee is held back from
 	// the other levels until giveway.Recovery after that. Negative: never.
 	asked [criticality.Levels]time.Duration
+	// until is when the latest of those hold-backs ends, or 0 when none
+	// runs, so that a bulkhead whose guarantees nobody asked for lately
+	// reads no clock to admit a call.
+	until time.Duration
 }
 
 func newKept(g criticality.Guarantees) kept {
@@ -57,10 +61,14 @@ func (b *Bulkhead) owed(l criticality.Level) bool {
 // asked for lately: the slots they hold fewer than their guarantees are
 // kept free for them for giveway.Recovery after each asked.
 func (b *Bulkhead) lent(l criticality.Level, used int) bool {
-	if !b.kept.on {
+	if b.kept.until == 0 {
 		return true
 	}
 	now := b.elapsed.Read()
+	if now >= b.kept.until {
+		b.kept.until = 0
+		return true
+	}
 	for i, asked := range b.kept.asked {
 		if criticality.Level(i+1) != level(l) && now-asked < giveway.Recovery {
 			used += max(0, b.kept.of[i]-b.kept.held[i])
@@ -74,7 +82,9 @@ func (b *Bulkhead) lent(l criticality.Level, used int) bool {
 // the level's unused guarantee is kept for it from now.
 func (b *Bulkhead) short(l criticality.Level, t string) {
 	if b.owed(l) && b.under(t, l) {
-		b.kept.asked[level(l)-1] = b.elapsed.Read()
+		now := b.elapsed.Read()
+		b.kept.asked[level(l)-1] = now
+		b.kept.until = max(now+giveway.Recovery, 1)
 	}
 }
 
