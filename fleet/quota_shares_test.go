@@ -8,6 +8,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
@@ -73,4 +74,31 @@ func TestQuotaRefusesImpossibleShares(t *testing.T) {
 	_, err := QuotaConfig{Shares: criticality.Shares{Sheddable: 2}}.settings()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "QuotaConfig.Shares: criticality: Shares.Sheddable")
+}
+
+// At one instant a higher level may spend the lease whenever a lower one
+// may, and none spends more of it than its share, whatever the lease, the
+// shares and the tokens left.
+func TestQuotaSpendsByLevel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.Float64Range(0.01, 1).Draw(t, "default")
+		s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.01, d).Draw(t, "sheddable")}
+		lease := int64(rapid.IntRange(1, 1000).Draw(t, "lease"))
+		q := &Quota{s: quotaSettings{lease: lease, shares: s}}
+		n := int64(rapid.IntRange(1, int(lease)).Draw(t, "tokens"))
+		prev := false
+		for l := criticality.Sheddable; l <= criticality.Critical; l++ {
+			ok := q.spends(l, n)
+			if prev && !ok {
+				t.Fatalf("%v may not spend with %d of %d left while a lower level may", l, n, lease)
+			}
+			if ok && !s.Admits(l, float64(lease-n), float64(lease)) {
+				t.Fatalf("%v spends with %d of %d left, beyond its share", l, n, lease)
+			}
+			prev = ok
+		}
+		if !q.spends(criticality.Critical, n) {
+			t.Fatalf("Critical may not spend a token of %d left", n)
+		}
+	})
 }
