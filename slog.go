@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/internal/logattr"
 )
 
 // Leveled is implemented by events that say at which level [LogEvents] logs
@@ -62,7 +62,7 @@ func LogEvents(logger *slog.Logger) func(context.Context, Source, Event) {
 func (a AttemptFinished) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 7)
 	attrs = append(attrs, slog.Int("attempt", a.Attempt))
-	attrs = appendVerdict(attrs, a.Verdict)
+	attrs = logattr.Verdict(attrs, a.Verdict)
 	attrs = append(attrs, slog.Duration("duration", a.Duration))
 	attrs = appendErr(attrs, "err", a.Err)
 	return slog.GroupValue(attrs...)
@@ -127,23 +127,6 @@ func (l LateReturn) LogValue() slog.Value {
 
 // Level returns Info: the abandoned work has let its goroutine go.
 func (LateReturn) Level() slog.Level { return slog.LevelInfo }
-
-// appendVerdict appends v to attrs as the attribute verdict (its kind) and,
-// when set, retry_after, self_imposed and canceled. Package retry keeps a copy
-// for its Scheduled event: change both together.
-func appendVerdict(attrs []slog.Attr, v outcome.Verdict) []slog.Attr {
-	attrs = append(attrs, slog.String("verdict", v.Kind.String()))
-	if d := v.RetryAfter(); d > 0 {
-		attrs = append(attrs, slog.Duration("retry_after", d))
-	}
-	if v.SelfImposed {
-		attrs = append(attrs, slog.Bool("self_imposed", true))
-	}
-	if v.Canceled {
-		attrs = append(attrs, slog.Bool("canceled", true))
-	}
-	return attrs
-}
 
 // appendErr appends err's text under key, if err is not nil.
 func appendErr(attrs []slog.Attr, key string, err error) []slog.Attr {

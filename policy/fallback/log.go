@@ -3,7 +3,7 @@ package fallback
 import (
 	"log/slog"
 
-	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/internal/logattr"
 )
 
 // LogValue returns the fallback as a group: the replaced result's verdict
@@ -11,7 +11,7 @@ import (
 // and func_err when the fallback failed too.
 func (e Executed) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 6)
-	attrs = appendVerdict(attrs, e.Verdict)
+	attrs = logattr.Verdict(attrs, e.Verdict)
 	if e.Err != nil {
 		attrs = append(attrs, slog.String("err", e.Err.Error()))
 	}
@@ -29,22 +29,4 @@ func (e Executed) Level() slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
-}
-
-// appendVerdict appends v to attrs as the attribute verdict (its kind) and,
-// when set, retry_after, self_imposed and canceled: the form the pipeline's
-// own events give a verdict (a copy of package pipeline's; change both
-// together).
-func appendVerdict(attrs []slog.Attr, v outcome.Verdict) []slog.Attr {
-	attrs = append(attrs, slog.String("verdict", v.Kind.String()))
-	if d := v.RetryAfter(); d > 0 {
-		attrs = append(attrs, slog.Duration("retry_after", d))
-	}
-	if v.SelfImposed {
-		attrs = append(attrs, slog.Bool("self_imposed", true))
-	}
-	if v.Canceled {
-		attrs = append(attrs, slog.Bool("canceled", true))
-	}
-	return attrs
 }

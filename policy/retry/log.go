@@ -3,7 +3,7 @@ package retry
 import (
 	"log/slog"
 
-	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/internal/logattr"
 )
 
 // LogValue returns the scheduled retry as a group: attempt (the one that will
@@ -12,7 +12,7 @@ import (
 func (s Scheduled) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 6)
 	attrs = append(attrs, slog.Int("attempt", s.Attempt), slog.Duration("delay", s.Delay))
-	attrs = appendVerdict(attrs, s.Verdict)
+	attrs = logattr.Verdict(attrs, s.Verdict)
 	if s.Err != nil {
 		attrs = append(attrs, slog.String("err", s.Err.Error()))
 	}
@@ -22,21 +22,3 @@ func (s Scheduled) LogValue() slog.Value {
 // Level returns Debug: a retry is routine; a storm of them shows in the
 // metrics, and a call that runs out of them is reported by its stop.
 func (Scheduled) Level() slog.Level { return slog.LevelDebug }
-
-// appendVerdict appends v to attrs as the attribute verdict (its kind) and,
-// when set, retry_after, self_imposed and canceled: the form the pipeline's
-// own events give a verdict (a copy of package pipeline's; change both
-// together).
-func appendVerdict(attrs []slog.Attr, v outcome.Verdict) []slog.Attr {
-	attrs = append(attrs, slog.String("verdict", v.Kind.String()))
-	if d := v.RetryAfter(); d > 0 {
-		attrs = append(attrs, slog.Duration("retry_after", d))
-	}
-	if v.SelfImposed {
-		attrs = append(attrs, slog.Bool("self_imposed", true))
-	}
-	if v.Canceled {
-		attrs = append(attrs, slog.Bool("canceled", true))
-	}
-	return attrs
-}
