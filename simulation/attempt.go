@@ -1,9 +1,9 @@
 package simulation
 
 import (
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/throttle"
 )
 
@@ -130,7 +130,7 @@ func (s *sim) end(id int32, tag uint64) {
 		a.measured = true
 		h.record(s.now, s.now-a.start)
 	}
-	if c.winner < 0 && hedge.Acceptable(a.verdict) {
+	if c.winner < 0 && hedgerule.Acceptable(a.verdict) {
 		c.winner = k
 		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
 			first.measured = true

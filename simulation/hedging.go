@@ -9,6 +9,7 @@ import (
 
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -57,13 +58,13 @@ func (h *Hedge) stage() hedge.Config {
 	return hedge.Config{Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples, MaxAttempts: h.MaxAttempts, MaxExtra: h.MaxExtra, Repeatable: true}
 }
 
-// hedger is one process's hedging: a real hedge stage, sharing the process's
-// breaker and budget as the card does, whose decisions (Delay when an attempt
-// starts, Permit when a hedge is due) the simulation calls, and its estimator.
-// The estimator is built at time 0 on the run's clock, so its Now is the run's
-// virtual time, which the simulation passes directly.
+// hedger is one process's hedging: the hedge stage's own rule, sharing the
+// process's breaker and budget as the card does, whose decisions (Delay when
+// an attempt starts, Permit when a hedge is due) the simulation calls, and
+// its estimator. The estimator is built at time 0 on the run's clock, so its
+// Now is the run's virtual time, which the simulation passes directly.
 type hedger struct {
-	stage       *hedge.Policy[struct{}]
+	rule        *hedgerule.Rule
 	est         *latency.Estimator
 	maxAttempts int
 }
@@ -79,28 +80,27 @@ func newHedger(h *Hedge, clock clockwork.Clock, b *breaker.Breaker, bud *budget.
 	if err != nil {
 		return nil, err
 	}
-	cfg := h.stage()
-	cfg.Estimator, cfg.Breaker, cfg.Budget, cfg.Clock = est, b, bud, clock
-	stage, err := hedge.New[struct{}](cfg)
-	if err != nil {
+	if err := h.stage().Validate(); err != nil {
 		return nil, err
 	}
-	return &hedger{stage: stage, est: est, maxAttempts: cmp.Or(h.MaxAttempts, hedge.DefaultMaxAttempts)}, nil
+	rule := hedgerule.New(hedgerule.Settings{Estimator: est, Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples,
+		MaxAttempts: h.MaxAttempts, MaxExtra: h.MaxExtra, Breaker: b, Budget: bud})
+	return &hedger{rule: rule, est: est, maxAttempts: cmp.Or(h.MaxAttempts, hedge.DefaultMaxAttempts)}, nil
 }
 
 // armed reports whether an attempt starting at now may be hedged, and after
-// what delay: the stage's own decision ([hedge.Policy.Delay]). A nil hedger
+// what delay: the stage's own decision (hedgerule.Rule.Delay). A nil hedger
 // never arms.
 func (h *hedger) armed(now time.Duration) (time.Duration, bool) {
 	if h == nil {
 		return 0, false
 	}
-	return h.stage.Delay(now)
+	return h.rule.Delay(now)
 }
 
 // refuse reports whether a hedge due now may not be sent, by the stage's own
-// decision ([hedge.Policy.Permit]), which pays for a hedge it permits.
-func (h *hedger) refuse() bool { return h.stage.Permit(criticality.Default) != "" }
+// decision (hedgerule.Rule.Permit), which pays for a hedge it permits.
+func (h *hedger) refuse() bool { return h.rule.Permit(criticality.Default) != "" }
 
 // record feeds the estimator one latency sample d, observed at now. A nil
 // hedger measures nothing.

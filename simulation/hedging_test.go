@@ -15,6 +15,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -130,7 +131,7 @@ func runHedgeStage(t *testing.T, c hedgeCase) hedgeTrace {
 			n := ctx.Value(callKey{}).(int)
 			mu.Lock()
 			tr.kept[n], tr.verdicts[n], tr.took[n] = r.Value, r.Verdict.Kind, time.Since(from)
-			if r.Value > 0 && hedge.Acceptable(r.Verdict) {
+			if r.Value > 0 && hedgerule.Acceptable(r.Verdict) {
 				tr.won++
 			}
 			mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/callctx"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
@@ -143,7 +144,7 @@ func (c *call[T]) settle(k int, r pipeline.Result[T], panicked *pipeline.PanicEr
 	if panicked != nil { // the call will panic: no copy need go on
 		c.cancelRunning()
 	}
-	if c.winner < 0 && panicked == nil && Acceptable(r.Verdict) {
+	if c.winner < 0 && panicked == nil && hedgerule.Acceptable(r.Verdict) {
 		c.winner = k
 		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
 			// The first copy was overtaken: it is still running. It takes at
@@ -180,7 +181,7 @@ func (c *call[T]) Due() {
 		return
 	}
 	next, delay, k := c.next, c.delay, len(c.copies)
-	if why := c.p.Permit(criticality.From(c.ctx)); why != "" {
+	if why := c.p.rule.Permit(criticality.From(c.ctx)); why != "" {
 		c.mu.Unlock()
 		c.skipped(c.ctx, next, why)
 		return

@@ -141,17 +141,17 @@ func TestHedgesAddAtMostMaxExtra(t *testing.T) {
 			p := stage(t, tc.cfg)
 			sent := 0
 			for range tc.armed {
-				for p.Permit(criticality.Default) == "" { // every due hedge the stage allows
+				for hedge.RuleOf(p).Permit(criticality.Default) == "" { // every due hedge the stage allows
 					sent++
 				}
-				_, armed := p.Delay(est.Now())
+				_, armed := hedge.RuleOf(p).Delay(est.Now())
 				require.True(t, armed)
 			}
-			for p.Permit(criticality.Default) == "" {
+			for hedge.RuleOf(p).Permit(criticality.Default) == "" {
 				sent++
 			}
 			assert.Equal(t, tc.sent, sent)
-			assert.Equal(t, "extra", p.Permit(criticality.Default))
+			assert.Equal(t, "extra", hedge.RuleOf(p).Permit(criticality.Default))
 		})
 	}
 }
@@ -161,8 +161,8 @@ func TestAHedgeTheBudgetRefusesIsNotSpent(t *testing.T) {
 	require.NoError(t, err)
 	_, _ = b.Withdraw(criticality.Default)
 	p := stage(t, hedge.Config{Budget: b})
-	assert.Equal(t, "budget", p.Permit(criticality.Default))
-	assert.Equal(t, "budget", p.Permit(criticality.Default), "the hedge saved up is still there")
+	assert.Equal(t, "budget", hedge.RuleOf(p).Permit(criticality.Default))
+	assert.Equal(t, "budget", hedge.RuleOf(p).Permit(criticality.Default), "the hedge saved up is still there")
 }
 
 func TestMaxExtraIsValidated(t *testing.T) {

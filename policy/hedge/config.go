@@ -1,7 +1,6 @@
 package hedge
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -22,29 +22,21 @@ const (
 	// DefaultQuantile is the latency quantile that sets the hedge delay: a call
 	// still running when 95% of recent successful attempts would have finished
 	// gets a hedge.
-	DefaultQuantile = 0.95
+	DefaultQuantile = hedgerule.DefaultQuantile
 	// DefaultMinDelay is the shortest hedge delay, whatever the estimate says.
-	DefaultMinDelay = 10 * time.Millisecond
+	DefaultMinDelay = hedgerule.DefaultMinDelay
 	// DefaultMinSamples is how many samples the estimator must hold before the
 	// stage hedges at all.
-	DefaultMinSamples = 20
+	DefaultMinSamples = hedgerule.DefaultMinSamples
 	// DefaultMaxAttempts is the most attempts of one call in flight at once: the
 	// first and one hedge.
-	DefaultMaxAttempts = 2
+	DefaultMaxAttempts = hedgerule.DefaultMaxAttempts
 	// MinExtra is the default MaxExtra when 1 - Quantile is smaller.
-	MinExtra = 0.01
+	MinExtra = hedgerule.MinExtra
 	// MaxPressure bounds the breaker's [breaker.Breaker.Pressure] under which a
 	// hedge may be sent: half of the way to a trip point.
-	MaxPressure = 0.5
+	MaxPressure = hedgerule.MaxPressure
 )
-
-// extra returns MaxExtra with its default.
-func (c Config) extra() float64 {
-	if c.MaxExtra > 0 {
-		return c.MaxExtra
-	}
-	return max(1-cmp.Or(c.Quantile, DefaultQuantile), MinExtra)
-}
 
 // Config configures a hedge stage. The zero value of every field means its
 // default; settings that cannot work are refused by [Config.Validate] and [New]

@@ -74,7 +74,7 @@ func FuzzConfig(f *testing.F) {
 				est.Record(est.Now(), time.Duration(sample))
 			}
 			q, n := est.Quantile(est.Now(), cmp.Or(quantile, hedge.DefaultQuantile))
-			delay, armed := p.Delay(est.Now())
+			delay, armed := hedge.RuleOf(p).Delay(est.Now())
 			if armed != (int(recorded) >= cmp.Or(minSamples, hedge.DefaultMinSamples)) || n != int(recorded) {
 				t.Fatalf("Delay armed %v with %d samples (%d held), MinSamples %d", armed, recorded, n, minSamples)
 			}

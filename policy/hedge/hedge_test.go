@@ -14,6 +14,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -326,7 +327,7 @@ func TestAcceptable(t *testing.T) {
 		{outcome.Verdict{Kind: outcome.Transient}, false},
 		{outcome.Verdict{Kind: outcome.Throttled}, false},
 	} {
-		assert.Equal(t, tc.want, hedge.Acceptable(tc.v), "%+v", tc.v)
+		assert.Equal(t, tc.want, hedgerule.Acceptable(tc.v), "%+v", tc.v)
 	}
 }
 
@@ -336,15 +337,15 @@ func TestDelayAndPermitAreTheStagesDecisions(t *testing.T) {
 		require.NoError(t, err)
 		est := warm(t, 19, 30*time.Millisecond)
 		p := stage(t, hedge.Config{Estimator: est, Budget: b, MaxExtra: 1})
-		_, armed := p.Delay(est.Now())
+		_, armed := hedge.RuleOf(p).Delay(est.Now())
 		assert.False(t, armed, "19 samples")
 		est.Record(est.Now(), 30*time.Millisecond)
-		d, armed := p.Delay(est.Now())
+		d, armed := hedge.RuleOf(p).Delay(est.Now())
 		assert.True(t, armed)
 		assert.InEpsilon(t, float64(30*time.Millisecond), float64(d), 0.2)
-		assert.Equal(t, "", p.Permit(criticality.Default), "the budget pays one hedge")
-		assert.Equal(t, "extra", p.Permit(criticality.Default), "one armed attempt earns one hedge at MaxExtra 1")
-		p.Delay(est.Now())
-		assert.Equal(t, "budget", p.Permit(criticality.Default))
+		assert.Equal(t, "", hedge.RuleOf(p).Permit(criticality.Default), "the budget pays one hedge")
+		assert.Equal(t, "extra", hedge.RuleOf(p).Permit(criticality.Default), "one armed attempt earns one hedge at MaxExtra 1")
+		hedge.RuleOf(p).Delay(est.Now())
+		assert.Equal(t, "budget", hedge.RuleOf(p).Permit(criticality.Default))
 	})
 }
