@@ -51,6 +51,16 @@
 //     only by a stage that says so, so that a stage that waited (for a
 //     permit, a backoff) never passes on a reading older than its wait.
 //
+// A limiter of your own (a semaphore, a rate limiter, a quota) needs no
+// Execute: make it a [Gate], which admits a call, or refuses it with a
+// [*StopError], and takes its [Permit] back with Release; a [Learner] also
+// learns from each call's verdict, with Done. [Guard] makes a gate a stage,
+// as the bulkhead, adaptive, rate-limit and quota stages are made: it
+// refuses a call whose context is done without asking the gate, returns a
+// refusal with the verdict [Next.Refuse] gives it, and gives the permit
+// back once however the call ends: as it returns, when a value the
+// pipeline keeps alive is released, or as a panic unwinds.
+//
 // # Concurrency
 //
 // A Pipeline and every built-in stage are immutable after construction and safe

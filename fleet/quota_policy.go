@@ -7,33 +7,16 @@ import (
 	"github.com/resilience-go/pipeline/criticality"
 )
 
-// QuotaPolicy is the pipeline stage that takes a token from a [Quota] for
-// every call or attempt that passes through it. Build one with [QuotaGuard].
-// It is immutable and safe for concurrent use.
-type QuotaPolicy[T any] struct {
-	q *Quota
-}
-
 // QuotaGuard returns a stage that takes a token from q for everything that
-// passes through it: placed inside a retry stage it limits attempts, outside
-// it whole calls. QuotaGuard panics if q is nil.
-func QuotaGuard[T any](q *Quota) *QuotaPolicy[T] {
-	if q == nil {
-		panic("fleet: QuotaGuard: quota is nil (did you ignore the error from fleet.NewQuota?)")
-	}
-	return &QuotaPolicy[T]{q: q}
-}
-
-// Stage says that p is a quota stage, named after its quota.
-func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
-
-// Execute runs the rest of the pipeline if the quota admits it. In order:
+// passes through it: the stage [pipeline.Guard] makes of q (see
+// [pipeline.GatePolicy.Execute] for what every such stage does). Placed
+// inside a retry stage it limits attempts, outside it whole calls. In order:
 //
-//   - A ctx already done takes no token: Execute returns
+//   - A ctx already done takes no token: the stage returns
 //     pipeline.Interrupted (Canceled or Deadline) at once.
-//   - The quota admits the call ([Quota.Allow], by the share of the lease
-//     its level may spend: QuotaConfig.Shares): the rest runs at once.
-//     This never waits on Redis and costs no allocation.
+//   - The quota admits the call, as [Quota.Allow] does but for the call's
+//     level (criticality.From; see QuotaConfig.Shares): the rest runs at
+//     once. This never waits on Redis and costs no allocation.
 //   - The process holds no token (or calls are waiting for theirs),
 //     QuotaConfig.MaxWait is above zero, and the next token, as this process
 //     last heard from Redis, comes within MaxWait and before ctx's
@@ -41,7 +24,7 @@ func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
 //     calls already waiting, first come, first served; once one is handed
 //     to it (by a fetch or, while Redis is down, from the local share), it
 //     emits [QuotaWaited] and runs. It takes nothing while it waits: if ctx
-//     ends first, Execute returns pipeline.Interrupted, and a token handed
+//     ends first, the stage returns pipeline.Interrupted, and a token handed
 //     to it as ctx ended goes on to the next call; if MaxWait or the
 //     deadline passes first, if a fetch reports that the next token comes
 //     too late, or if the quota is closed, the call is refused as below.
@@ -52,27 +35,47 @@ func (p *QuotaPolicy[T]) Stage() pipeline.StageInfo { return p.q.Stage() }
 //     it and no retry budget pays for it. Refusals with the same hint share
 //     one StopError: treat it as read-only.
 //
-// Every stop emits pipeline.Stopped.
-func (p *QuotaPolicy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	if ctx.Err() != nil {
-		return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
+// Every stop emits pipeline.Stopped. A token is spent: nothing is given back
+// when the call returns.
+//
+// QuotaGuard panics if q is nil.
+func QuotaGuard[T any](q *Quota) *pipeline.GatePolicy[T] {
+	if q == nil {
+		panic("fleet: QuotaGuard: quota is nil (did you ignore the error from fleet.NewQuota?)")
 	}
-	wait, ok := p.q.allow(criticality.From(ctx))
-	if !ok {
-		limit := p.q.waitLimit(ctx)
-		if wait > limit {
-			return next.Refuse(ctx, p.q.refusal(wait))
-		}
-		start := p.q.s.clock.Now()
-		if wait, ok = p.q.await(ctx, limit); !ok {
-			if ctx.Err() != nil {
-				return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
-			}
-			return next.Refuse(ctx, p.q.refusal(wait))
-		}
-		if next.Observed() {
-			next.Emit(ctx, QuotaWaited{Wait: p.q.s.clock.Since(start)})
-		}
-	}
-	return next.Run(ctx)
+	return pipeline.Guard[T]((*quotaGate)(q))
 }
+
+// quotaGate is a Quota seen as a pipeline.Gate. Its permits are spent.
+type quotaGate Quota
+
+// Stage says that the stage is a quota stage, named after its quota.
+func (g *quotaGate) Stage() pipeline.StageInfo { return (*Quota)(g).Stage() }
+
+// Admit takes a token for the call of ctx, or waits for one, and reports a
+// wait.
+func (g *quotaGate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, *pipeline.StopError) {
+	q := (*Quota)(g)
+	wait, ok := q.allow(criticality.From(ctx))
+	if ok {
+		return pipeline.Permit{Spent: true}, nil
+	}
+	limit := q.waitLimit(ctx)
+	if wait > limit {
+		return pipeline.Permit{}, q.refusal(wait)
+	}
+	start := q.s.clock.Now()
+	if wait, ok = q.await(ctx, limit); !ok {
+		if ctx.Err() != nil {
+			return pipeline.Permit{}, pipeline.Interrupted(ctx, q.Stage())
+		}
+		return pipeline.Permit{}, q.refusal(wait)
+	}
+	if ev.Observed() {
+		ev.Emit(ctx, QuotaWaited{Wait: q.s.clock.Since(start)})
+	}
+	return pipeline.Permit{Spent: true}, nil
+}
+
+// Release is never called: the permits are spent.
+func (g *quotaGate) Release(context.Context, pipeline.Permit) {}

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -82,5 +83,37 @@ func BenchmarkQuotaAllow(b *testing.B) {
 		for pb.Next() {
 			c.q.Allow()
 		}
+	})
+}
+
+// BenchmarkQuotaGuard is the stage's two paths that never wait: a call
+// admitted from a lease that will not run dry during the benchmark, and a
+// call refused by a closed quota. Neither allocates.
+func BenchmarkQuotaGuard(b *testing.B) {
+	addr := os.Getenv("PIPELINE_REDIS_ADDR")
+	if addr == "" {
+		b.Skip("PIPELINE_REDIS_ADDR is not set")
+	}
+	ok := func(context.Context) (int, error) { return 1, nil }
+	run := func(b *testing.B, q *Quota, admitted bool) {
+		p := pipeline.New(QuotaGuard[int](q))
+		if _, err := p.Execute(context.Background(), ok); (err == nil) != admitted {
+			b.Fatalf("admitted %v, want %v", err == nil, admitted)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(context.Background(), ok)
+		}
+	}
+	b.Run("admitted", func(b *testing.B) {
+		c := newClient(b, addr, QuotaConfig{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
+			Rate: MaxQuotaRate, Burst: 1 << 40, Lease: 1 << 40, Processes: 1})
+		run(b, c.q, true)
+	})
+	b.Run("refused", func(b *testing.B) {
+		c := newClient(b, addr, QuotaConfig{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
+			Rate: MaxQuotaRate, Processes: 1})
+		c.q.Close()
+		run(b, c.q, false)
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
 	conf "github.com/resilience-go/pipeline/internal/breakerconf"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -174,12 +175,13 @@ func TestHedgeIgnoresAShadowBreaker(t *testing.T) {
 			}
 			h, err := hedge.New[string](hedge.Config{Estimator: est, Breaker: br, Repeatable: true, MaxExtra: 1})
 			require.NoError(t, err)
-			_, armed := h.Delay(est.Now())
+			rule := hedgerule.New(hedgerule.Settings{Estimator: est, Breaker: br, MaxExtra: 1}) // the stage's decisions
+			_, armed := rule.Delay(est.Now())
 			assert.Equal(t, shadow, armed, "Delay armed")
 			if shadow {
-				assert.Empty(t, h.Permit(criticality.Default), "Permit")
+				assert.Empty(t, rule.Permit(criticality.Default), "Permit")
 			} else {
-				assert.Equal(t, "breaker", h.Permit(criticality.Default), "Permit")
+				assert.Equal(t, "breaker", rule.Permit(criticality.Default), "Permit")
 			}
 
 			var copies atomic.Int32

@@ -8,35 +8,19 @@ import (
 	"github.com/resilience-go/pipeline/criticality"
 )
 
-// Policy is the pipeline stage that takes a token from a [Limiter] for every
-// call or attempt that passes through it. Build one with [Guard]. It is
-// immutable and safe for concurrent use.
-type Policy[T any] struct {
-	l *Limiter
-}
-
 // Guard returns a stage that takes a token from l for everything that passes
-// through it. Placed inside a retry stage it limits attempts, retries
-// included; outside, whole calls. Guard panics if l is nil.
-func Guard[T any](l *Limiter) *Policy[T] {
-	if l == nil {
-		panic("ratelimit: Guard: limiter is nil (did you ignore the error from ratelimit.New?)")
-	}
-	return &Policy[T]{l: l}
-}
-
-// Stage says that p is a rate-limit stage, named after its limiter.
-func (p *Policy[T]) Stage() pipeline.StageInfo { return p.l.Stage() }
-
-// Execute runs the rest of the pipeline once it has a token. In order:
+// through it: the stage [pipeline.Guard] makes of l (see
+// [pipeline.GatePolicy.Execute] for what every such stage does). Placed
+// inside a retry stage it limits attempts, retries included; outside, whole
+// calls. In order:
 //
-//   - A ctx already done takes no token: Execute returns
+//   - A ctx already done takes no token: the stage returns
 //     pipeline.Interrupted (Canceled or Deadline) at once.
 //   - A token is there: the rest runs at once; this costs no allocation.
 //   - The next token comes within Config.MaxWait and before ctx's deadline:
 //     the call waits for it on the limiter's clock, emits [Waited], and runs.
 //     If ctx ends first, the token goes back to the limiter (unless a later
-//     call has been promised one since) and Execute returns
+//     call has been promised one since) and the stage returns
 //     pipeline.Interrupted.
 //   - Otherwise the call is refused at once: a *pipeline.StopError of Stage
 //     "ratelimit" whose RetryAfter is the time until the next token, rounded
@@ -45,12 +29,28 @@ func (p *Policy[T]) Stage() pipeline.StageInfo { return p.l.Stage() }
 //     it, and a retry stage outside stops rather than retry it. Refusals with
 //     the same hint share one StopError: treat it as read-only.
 //
-// Every stop emits pipeline.Stopped.
-func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	if ctx.Err() != nil {
-		return p.interrupted(ctx, next)
+// Every stop emits pipeline.Stopped. A token is spent: nothing is given back
+// when the call returns.
+//
+// Guard panics if l is nil.
+func Guard[T any](l *Limiter) *pipeline.GatePolicy[T] {
+	if l == nil {
+		panic("ratelimit: Guard: limiter is nil (did you ignore the error from ratelimit.New?)")
 	}
-	limit := p.l.maxWait
+	return pipeline.Guard[T]((*gate)(l))
+}
+
+// gate is a Limiter seen as a pipeline.Gate. Its permits are spent.
+type gate Limiter
+
+// Stage says that the stage is a rate-limit stage, named after its limiter.
+func (g *gate) Stage() pipeline.StageInfo { return (*Limiter)(g).Stage() }
+
+// Admit takes a token for the call of ctx, or waits for one, and reports a
+// wait.
+func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, *pipeline.StopError) {
+	l := (*Limiter)(g)
+	limit := l.maxWait
 	if limit > 0 {
 		if deadline, ok := ctx.Deadline(); ok {
 			// Deadlines run on real time (the bubble's, under testing/synctest).
@@ -58,30 +58,33 @@ func (p *Policy[T]) Execute(ctx context.Context, next pipeline.Next[T]) pipeline
 		}
 	}
 	level := criticality.Default
-	if p.l.levelled { // the level changes something: read it
+	if l.levelled { // the level changes something: read it
 		level = criticality.From(ctx)
 	}
-	wait, res, ok := p.l.reserve(limit, level)
+	wait, res, ok := l.reserve(limit, level)
 	if !ok {
-		return next.Refuse(ctx, p.l.sharedRefusal(wait))
+		return pipeline.Permit{}, l.sharedRefusal(wait)
 	}
 	if wait > 0 {
-		if !p.sleep(ctx, wait) {
-			p.l.cancel(res)
-			return p.interrupted(ctx, next)
+		if !l.sleep(ctx, wait) {
+			l.cancel(res)
+			return pipeline.Permit{}, pipeline.Interrupted(ctx, l.Stage())
 		}
-		if next.Observed() {
-			next.Emit(ctx, Waited{Wait: wait})
+		if ev.Observed() {
+			ev.Emit(ctx, Waited{Wait: wait})
 		}
 	}
-	return next.Run(ctx)
+	return pipeline.Permit{Spent: true}, nil
 }
+
+// Release is never called: the permits are spent.
+func (g *gate) Release(context.Context, pipeline.Permit) {}
 
 // sleep waits d on the limiter's clock and reports true, or returns false as
 // soon as ctx is done.
-func (p *Policy[T]) sleep(ctx context.Context, d time.Duration) bool {
+func (l *Limiter) sleep(ctx context.Context, d time.Duration) bool {
 	var fired <-chan time.Time
-	if c := p.l.clock; c != nil {
+	if c := l.clock; c != nil {
 		t := c.NewTimer(d)
 		defer t.Stop()
 		fired = t.Chan()
@@ -96,9 +99,4 @@ func (p *Policy[T]) sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// interrupted stops a call whose ctx is done before it got its token.
-func (p *Policy[T]) interrupted(ctx context.Context, next pipeline.Next[T]) pipeline.Result[T] {
-	return next.Refuse(ctx, pipeline.Interrupted(ctx, p.Stage()))
 }
