@@ -17,6 +17,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -90,7 +91,7 @@ func TestAdversary(t *testing.T) {
 	require.NoError(t, err)
 	funds := must(budget.New(budget.Config{Capacity: 20}))
 	est := must(latency.New(latency.Config{}))
-	for range hedge.DefaultMinSamples {
+	for range hedgerule.DefaultMinSamples {
 		est.Record(est.Now(), time.Millisecond)
 	}
 

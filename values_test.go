@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -103,7 +104,7 @@ func must[S any](s S, err error) S {
 func card(t *testing.T, cooperative bool) *pipeline.Pipeline[*resource] {
 	t.Helper()
 	est := must(latency.New(latency.Config{}))
-	for range hedge.DefaultMinSamples {
+	for range hedgerule.DefaultMinSamples {
 		est.Record(est.Now(), time.Millisecond)
 	}
 	return pipeline.New(

@@ -18,6 +18,8 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -105,7 +107,7 @@ func must[V any](v V, err error) V {
 // so the delay is the 10 ms minimum and the hedge never fires.
 func ourHedge(b *breaker.Breaker, bud *budget.Budget) pipeline.Policy[int] {
 	est := must(latency.New(latency.Config{}))
-	for range hedge.DefaultMinSamples {
+	for range hedgerule.DefaultMinSamples {
 		est.Record(est.Now(), time.Microsecond)
 	}
 	return must(hedge.New[int](hedge.Config{Estimator: est, Breaker: b, Budget: bud, Repeatable: true}))
@@ -229,7 +231,7 @@ func failsafeBreaker(p Path) circuitbreaker.CircuitBreaker[int] {
 // and a retry budget (failsafe-go's budget limits the fraction of in-flight
 // executions that are retries or hedges; with one caller it never refuses).
 func failsafeRetry(b fsbudget.Budget) retrypolicy.RetryPolicy[int] {
-	return retrypolicy.NewBuilder[int]().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(b).Build()
+	return retrypolicy.NewBuilder[int]().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(b).Build()
 }
 
 // The failsafe-go executors are built once with the context the benchmarks use,
@@ -289,7 +291,7 @@ func OursRefusal() *pipeline.Pipeline[int] {
 func FailsafeRefusal() failsafe.Executor[int] {
 	cb := circuitbreaker.NewBuilder[int]().WithDelay(RefusalBreak).Build()
 	cb.Open()
-	r := retrypolicy.NewBuilder[int]().WithMaxAttempts(retry.DefaultMaxAttempts).
+	r := retrypolicy.NewBuilder[int]().WithMaxAttempts(retryrule.DefaultMaxAttempts).
 		WithBudget(fsbudget.New()).AbortOnErrors(circuitbreaker.ErrOpen).Build()
 	return failsafe.With[int](r, cb).WithContext(context.Background())
 }

@@ -13,8 +13,8 @@ import (
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -29,7 +29,7 @@ func init() {
 // counts 5xx responses as failures. It is our default transport less the
 // hedge and the attempt timeout.
 func newFailsafeHTTP(base http.RoundTripper) *http.Client {
-	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
+	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
 	policies := []failsafe.Policy[*http.Response]{fstimeout.New[*http.Response](standard.DefaultTimeout), rp, failsafeHTTPBreaker()}
 	return &http.Client{Transport: failsafehttp.NewRoundTripper(base, policies...)}
 }
@@ -37,13 +37,13 @@ func newFailsafeHTTP(base http.RoundTripper) *http.Client {
 // newFailsafeHTTPCard is failsafehttp's round tripper with our default
 // transport's composition, stage for stage: newFailsafeHTTP's, then a hedge
 // sharing the retry's budget and a 10 s attempt timeout inside it. The
-// hedge's delay is fixed at our hedge's shortest (hedge.DefaultMinDelay,
+// hedge's delay is fixed at our hedge's shortest (hedgerule.DefaultMinDelay,
 // 10 ms), the delay ours has on loopback, where a GET takes tens of
 // microseconds: armed on every request, it never fires, in either client.
 func newFailsafeHTTPCard(base http.RoundTripper) *http.Client {
 	funds := fsbudget.New()
-	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(funds).Build()
-	hp := hedgepolicy.NewBuilderWithDelay[*http.Response](hedge.DefaultMinDelay).WithBudget(funds).Build()
+	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(funds).Build()
+	hp := hedgepolicy.NewBuilderWithDelay[*http.Response](hedgerule.DefaultMinDelay).WithBudget(funds).Build()
 	policies := []failsafe.Policy[*http.Response]{
 		fstimeout.New[*http.Response](standard.DefaultTimeout), rp, failsafeHTTPBreaker(), hp,
 		fstimeout.New[*http.Response](standard.DefaultAttemptTimeout),

@@ -23,6 +23,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinehttp"
@@ -258,7 +259,7 @@ func BenchmarkHTTPStages(b *testing.B) {
 	funds := must(budget.New(budget.Config{}))
 	brk := must(breaker.New(breaker.Config{}))
 	est := must(latency.New(latency.Config{}))
-	for range hedge.DefaultMinSamples {
+	for range hedgerule.DefaultMinSamples {
 		est.Record(est.Now(), time.Microsecond)
 	}
 	whole := timeout.Config{Timeout: standard.DefaultTimeout}
@@ -273,13 +274,13 @@ func BenchmarkHTTPStages(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name   string
-		stages []pipeline.Described
+		stages []any
 	}{
 		{"1-hooks", nil},
-		{"2-timeout", []pipeline.Described{whole}},
-		{"3-retry-breaker", []pipeline.Described{whole, retry.Config{Budget: funds}, brk}},
-		{"4-attempt-timeout", []pipeline.Described{whole, retry.Config{Budget: funds}, brk, each}},
-		{"5-hedge", []pipeline.Described{whole, retry.Config{Budget: funds}, brk, hedges, each}},
+		{"2-timeout", []any{whole}},
+		{"3-retry-breaker", []any{whole, retry.Config{Budget: funds}, brk}},
+		{"4-attempt-timeout", []any{whole, retry.Config{Budget: funds}, brk, each}},
+		{"5-hedge", []any{whole, retry.Config{Budget: funds}, brk, hedges, each}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := must(standard.Compose[*http.Response](c.stages...)).With(pipeline.Options[*http.Response]{

@@ -71,7 +71,7 @@ func BenchmarkFallback(b *testing.B) {
 // ceilingLimit is the armed ceiling of these benchmarks: the default floor,
 // since the work takes nanoseconds. The fixed timeouts it is compared with
 // use it too.
-const ceilingLimit = ceiling.DefaultFloor
+const ceilingLimit = 250 * time.Millisecond // the ceiling's default Floor
 
 // BenchmarkCeiling is a ceiling stage alone, on the success path. cold: the
 // stage is unarmed (its MinSamples is never reached) and passes each attempt
@@ -89,7 +89,7 @@ func BenchmarkCeiling(b *testing.B) {
 	})
 	b.Run("armed/ours", func(b *testing.B) {
 		est := stageOf(latency.New(latency.Config{}))
-		for range ceiling.DefaultMinSamples {
+		for range 50 { // the ceiling's default MinSamples
 			est.Record(est.Now(), time.Microsecond)
 		}
 		c := stageOf(ceiling.New[int](ceiling.Config{Estimator: est}))

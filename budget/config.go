@@ -11,15 +11,15 @@ import (
 
 // Defaults used for the zero values of [Config]'s fields.
 const (
-	// DefaultDepositPerSuccess is the fraction of a token each successful attempt
+	// defaultDepositPerSuccess is the fraction of a token each successful attempt
 	// puts back: ten successes pay for one retry.
-	DefaultDepositPerSuccess = 0.1
-	// DefaultRefillPerSecond is the number of tokens time adds per second.
-	DefaultRefillPerSecond = 3.0
-	// DefaultHorizon is how many seconds of refill the bucket can hold: the
+	defaultDepositPerSuccess = 0.1
+	// defaultRefillPerSecond is the number of tokens time adds per second.
+	defaultRefillPerSecond = 3.0
+	// defaultHorizon is how many seconds of refill the bucket can hold: the
 	// default capacity is max(RefillPerSecond x Horizon, 1) tokens, 30 with the
 	// default refill.
-	DefaultHorizon = 10 * time.Second
+	defaultHorizon = 10 * time.Second
 	// MaxCapacity is the largest capacity a budget accepts, given or derived.
 	MaxCapacity = 1e9
 )
@@ -32,14 +32,14 @@ type Config struct {
 	// telemetry and health endpoints (see Name). Empty means unnamed.
 	Name string
 	// DepositPerSuccess is the part of a token each successful attempt deposits,
-	// a fraction in (0, 1]. Zero means [DefaultDepositPerSuccess] (0.1).
+	// a fraction in (0, 1]. Zero means 0.1.
 	DepositPerSuccess float64
 	// RefillPerSecond is how many tokens time adds per second, a positive
-	// number. Zero means [DefaultRefillPerSecond] (3).
+	// number. Zero means 3.
 	RefillPerSecond float64
 	// Horizon sets the capacity as seconds of refill: the bucket holds at most
-	// max(RefillPerSecond x Horizon, 1) tokens. Zero means [DefaultHorizon]
-	// (10 s). Set Horizon or Capacity, not both.
+	// max(RefillPerSecond x Horizon, 1) tokens. Zero means 10 s. Set Horizon or
+	// Capacity, not both.
 	Horizon time.Duration
 	// Capacity is the most tokens the bucket holds, at least 1 so that one retry
 	// can ever be paid. Zero means max(RefillPerSecond x Horizon, 1) (30 with the
@@ -91,13 +91,13 @@ func (c Config) Validate() error {
 // withDefaults returns c with every zero field replaced by its default.
 func (c Config) withDefaults() Config {
 	if c.DepositPerSuccess == 0 {
-		c.DepositPerSuccess = DefaultDepositPerSuccess
+		c.DepositPerSuccess = defaultDepositPerSuccess
 	}
 	if c.RefillPerSecond == 0 {
-		c.RefillPerSecond = DefaultRefillPerSecond
+		c.RefillPerSecond = defaultRefillPerSecond
 	}
 	if c.Horizon == 0 {
-		c.Horizon = DefaultHorizon
+		c.Horizon = defaultHorizon
 	}
 	if c.Capacity == 0 {
 		c.Capacity = max(c.RefillPerSecond*c.Horizon.Seconds(), 1)

@@ -12,8 +12,8 @@ import (
 func TestConfigZeroValueMeansDefaults(t *testing.T) {
 	b, err := New(Config{})
 	require.NoError(t, err)
-	assert.Equal(t, int64(DefaultDepositPerSuccess*unit), b.deposit)
-	assert.Equal(t, DefaultRefillPerSecond, b.rate)
+	assert.Equal(t, int64(defaultDepositPerSuccess*unit), b.deposit)
+	assert.Equal(t, defaultRefillPerSecond, b.rate)
 	assert.Equal(t, 30.0, b.Capacity())
 	assert.Equal(t, 30.0, b.Tokens(), "a new budget starts full")
 }

@@ -58,7 +58,7 @@ func TestHammer(t *testing.T) {
 	wg.Wait()
 
 	elapsed := step * steps
-	payable := b.Capacity() + DefaultDepositPerSuccess*float64(deposits.Load()) + DefaultRefillPerSecond*elapsed.Seconds()
+	payable := b.Capacity() + defaultDepositPerSuccess*float64(deposits.Load()) + defaultRefillPerSecond*elapsed.Seconds()
 	assert.LessOrEqual(t, float64(granted.Load()), payable, "granted %d retries, the bucket could pay for %v", granted.Load(), payable)
 	assert.Positive(t, refused.Load(), "the hammer must empty the bucket to test anything")
 	// Conservation: the grants plus what is left never exceed what went in.

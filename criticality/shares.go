@@ -8,7 +8,7 @@ import (
 // The default shares of a limit that Default and Sheddable calls may fill
 // (see Shares).
 const (
-	DefaultShare   = 1
+	defaultShare   = 1
 	SheddableShare = 0.75
 )
 
@@ -25,8 +25,8 @@ const (
 // every level may take a unit of an empty limit, however small its share,
 // so no level waits on an idle limit.
 //
-// The zero value is the default shares: DefaultShare (1) and
-// SheddableShare (0.75). So an unmarked call may fill a limit as it could
+// The zero value is the default shares: Default 1 and Sheddable
+// [SheddableShare] (0.75). So an unmarked call may fill a limit as it could
 // before levels existed (a bulkhead of 32 slots runs 32 unmarked calls),
 // Sheddable calls leave the top quarter of every limit to the others, and
 // Critical calls differ from Default ones where limits queue (they are
@@ -35,7 +35,7 @@ const (
 // alike but in queues.
 type Shares struct {
 	// Default is the fraction of a limit Default calls may fill, in (0, 1];
-	// 0 means DefaultShare (1).
+	// 0 means 1.
 	Default float64
 	// Sheddable is the fraction Sheddable calls may fill, in (0, Default];
 	// 0 means SheddableShare (0.75).
@@ -76,7 +76,7 @@ func (s Shares) of(l Level) float64 {
 	if s.Default != 0 {
 		return s.Default
 	}
-	return DefaultShare
+	return defaultShare
 }
 
 // Admits reports whether a call of level l may take one more unit of a

@@ -190,10 +190,10 @@ func TestShedConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), "ShedConfig.Limits is empty")
 	assert.Contains(t, err.Error(), "ShedConfig.Code must be ResourceExhausted or Unavailable")
 	var nilBulkhead *bulkhead.Bulkhead
-	_, err = pipelinegrpc.NewShedder(pipelinegrpc.ShedConfig{Limits: []pipeline.Described{nilBulkhead, bulkhead.Config{}}})
+	_, err = pipelinegrpc.NewShedder(pipelinegrpc.ShedConfig{Limits: []pipeline.Described{nilBulkhead, notALimit{}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ShedConfig.Limits[0]: nil (*bulkhead.Bulkhead)")
-	assert.Contains(t, err.Error(), "ShedConfig.Limits[1]: a bulkhead.Config is neither a limit")
+	assert.Contains(t, err.Error(), "ShedConfig.Limits[1]: a pipelinegrpc_test.notALimit is neither a limit")
 	assert.NoError(t, pipelinegrpc.ShedConfig{Limits: []pipeline.Described{newBulkhead(t, 1)}}.Validate())
 }
 
@@ -329,3 +329,8 @@ func TestAnAdaptiveLimitSheds(t *testing.T) {
 	close(g.open)
 	assert.NoError(t, wait(t, done, "the call that held the slot"))
 }
+
+// notALimit describes itself as a stage but is none that a shedder takes.
+type notALimit struct{}
+
+func (notALimit) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: "other"} }

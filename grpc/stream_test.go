@@ -208,7 +208,7 @@ func TestAStreamLivesOnTheCallersContext(t *testing.T) {
 // stream hang before it answers: the second copy answers, the caller reads
 // it, and the first is canceled on the server.
 func TestAHedgedStreamCancelsItsLoser(t *testing.T) {
-	const warm = 20 // hedge.DefaultMinSamples
+	const warm = 20 // hedgerule.DefaultMinSamples
 	started := make(chan struct{})
 	canceled := make(chan error, 1)
 	svc := &service{stream: func(n int, _ *testgrpc.StreamingOutputCallRequest, ss grpc.ServerStreamingServer[testgrpc.StreamingOutputCallResponse]) error {

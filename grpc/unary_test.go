@@ -21,10 +21,10 @@ import (
 	"github.com/resilience-go/pipeline"
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
 	"github.com/resilience-go/pipeline/health"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -394,7 +394,7 @@ func TestLocalErrorsAreNotRetried(t *testing.T) {
 // returns without the client's clock moving; with the preset's 100 ms it
 // returns only once that clock has moved by the pause.
 func TestARefusedRPCReturnsAtOnce(t *testing.T) {
-	for _, pause := range []time.Duration{0, retry.DefaultRefusalPause} {
+	for _, pause := range []time.Duration{0, retryrule.DefaultRefusalPause} {
 		down := serve(t, &service{unary: failing(codes.Unavailable)})
 		clock := clockwork.NewFakeClock()
 		c := newClient(t, clock, func(cfg *pipelinegrpc.Config) { cfg.Standard.Retry.RefusalPause = pause })

@@ -19,7 +19,7 @@ var benchDurations = func() (ds [1024]time.Duration) {
 // BenchmarkWindowAdd is one sample into a window, with time moving 1 µs per
 // sample, so a slice of the default 3 s rotates every 3 million samples.
 func BenchmarkWindowAdd(b *testing.B) {
-	w := newWindow(DefaultWindow, DefaultSlices)
+	w := newWindow(DefaultWindow, defaultSlices)
 	b.ReportAllocs()
 	var now time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -31,7 +31,7 @@ func BenchmarkWindowAdd(b *testing.B) {
 // BenchmarkWindowQuantile is a memoized read of a window holding 10 000
 // samples.
 func BenchmarkWindowQuantile(b *testing.B) {
-	w := newWindow(DefaultWindow, DefaultSlices)
+	w := newWindow(DefaultWindow, defaultSlices)
 	for i := range 10_000 {
 		w.Add(0, benchDurations[i%len(benchDurations)])
 	}
@@ -48,7 +48,7 @@ func BenchmarkWindowQuantile(b *testing.B) {
 // sample and one memoized read at the same now, under constant traffic (the
 // read recomputes once per samples/32 adds).
 func BenchmarkWindowAddQuantile(b *testing.B) {
-	w := newWindow(5*time.Minute, DefaultSlices)
+	w := newWindow(5*time.Minute, defaultSlices)
 	var now time.Duration
 	for i := range 10_000 {
 		now += 30 * time.Microsecond
@@ -68,7 +68,7 @@ func BenchmarkWindowAddQuantile(b *testing.B) {
 // BenchmarkWindowQuantileRecompute is a read that must scan the histogram: q
 // alternates, so the memo never hits.
 func BenchmarkWindowQuantileRecompute(b *testing.B) {
-	w := newWindow(DefaultWindow, DefaultSlices)
+	w := newWindow(DefaultWindow, defaultSlices)
 	for i := range 10_000 {
 		w.Add(0, benchDurations[i%len(benchDurations)])
 	}

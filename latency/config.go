@@ -14,13 +14,13 @@ const (
 	// DefaultWindow is how far back an Estimator looks when Config.Window is 0:
 	// the 30 s over which the hedge stage reads its p95.
 	DefaultWindow = 30 * time.Second
-	// DefaultSlices is the number of time slices the window is cut into when
+	// defaultSlices is the number of time slices the window is cut into when
 	// Config.Slices is 0. With 10, the window holds between 90% and 100% of its
 	// span, and expires a tenth of it at a time.
-	DefaultSlices = 10
-	// MaxSlices is the most slices a window may be cut into. Each slice costs
-	// 344 bytes, so a window of MaxSlices slices takes about 344 KB.
-	MaxSlices = 1000
+	defaultSlices = 10
+	// maxSlices is the most slices a window may be cut into. Each slice costs
+	// 344 bytes, so a window of maxSlices slices takes about 344 KB.
+	maxSlices = 1000
 )
 
 // Config configures an [Estimator]. The zero value of every field means its
@@ -34,8 +34,8 @@ type Config struct {
 	// means [DefaultWindow] (30 s). The history actually held is between
 	// Window - Window/Slices and Window (see [Window]).
 	Window time.Duration
-	// Slices is how many time slices the window is cut into, in 1..[MaxSlices];
-	// samples expire one slice at a time. Zero means [DefaultSlices] (10).
+	// Slices is how many time slices the window is cut into, in 1..1000;
+	// samples expire one slice at a time. Zero means 10.
 	// Window/Slices must be at least 1 ns.
 	Slices int
 	// Clock is the clock the estimator reads in [Estimator.Now]. Nil means real
@@ -51,9 +51,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("latency: Config.Window must not be negative (0 means the default %v), got %v",
 			DefaultWindow, c.Window))
 	}
-	if c.Slices < 0 || c.Slices > MaxSlices {
+	if c.Slices < 0 || c.Slices > maxSlices {
 		errs = append(errs, fmt.Errorf("latency: Config.Slices must be between 1 and %d (0 means the default %d), got %d",
-			MaxSlices, DefaultSlices, c.Slices))
+			maxSlices, defaultSlices, c.Slices))
 	}
 	if len(errs) == 0 {
 		if d := c.withDefaults(); d.Window < time.Duration(d.Slices) {
@@ -70,7 +70,7 @@ func (c Config) withDefaults() Config {
 		c.Window = DefaultWindow
 	}
 	if c.Slices == 0 {
-		c.Slices = DefaultSlices
+		c.Slices = defaultSlices
 	}
 	return c
 }

@@ -16,7 +16,7 @@ func TestConfigZeroMeansDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultWindow, e.Window())
 	assert.Equal(t, 30*time.Second, e.Window())
-	assert.Len(t, e.w.ring, DefaultSlices)
+	assert.Len(t, e.w.ring, defaultSlices)
 	assert.Equal(t, 3*time.Second, e.w.width)
 }
 
@@ -26,12 +26,12 @@ func TestConfigValid(t *testing.T) {
 		window time.Duration
 		slices int
 	}{
-		{Config{Window: 5 * time.Minute}, 5 * time.Minute, DefaultSlices},
+		{Config{Window: 5 * time.Minute}, 5 * time.Minute, defaultSlices},
 		{Config{Slices: 1}, DefaultWindow, 1},
-		{Config{Slices: MaxSlices}, DefaultWindow, MaxSlices},
+		{Config{Slices: maxSlices}, DefaultWindow, maxSlices},
 		{Config{Window: 10, Slices: 10}, 10, 10},
-		{Config{Window: 10}, 10, DefaultSlices}, // 1 ns slices
-		{Config{Clock: clockwork.NewFakeClock()}, DefaultWindow, DefaultSlices},
+		{Config{Window: 10}, 10, defaultSlices}, // 1 ns slices
+		{Config{Clock: clockwork.NewFakeClock()}, DefaultWindow, defaultSlices},
 	} {
 		assert.NoError(t, tc.cfg.Validate(), "%+v", tc.cfg)
 		e, err := New(tc.cfg)
@@ -49,7 +49,7 @@ func TestConfigRefusesNamingEveryField(t *testing.T) {
 	}{
 		{Config{Window: -time.Second}, []string{"latency: Config.Window must not be negative (0 means the default 30s), got -1s"}},
 		{Config{Slices: -1}, []string{"latency: Config.Slices must be between 1 and 1000 (0 means the default 10), got -1"}},
-		{Config{Slices: MaxSlices + 1}, []string{"latency: Config.Slices must be between 1 and 1000 (0 means the default 10), got 1001"}},
+		{Config{Slices: maxSlices + 1}, []string{"latency: Config.Slices must be between 1 and 1000 (0 means the default 10), got 1001"}},
 		{Config{Window: 9}, []string{"latency: Config.Window must be at least Config.Slices nanoseconds (a slice of at least 1ns), got Window 9ns with Slices 10"}},
 		{Config{Window: 99, Slices: 100}, []string{"got Window 99ns with Slices 100"}},
 		{Config{Window: -1, Slices: -1}, []string{"Config.Window must not be negative", "got -1ns", "Config.Slices must be between", "got -1"}},

@@ -65,7 +65,7 @@ type slice struct {
 }
 
 // NewWindow returns an empty window over span, cut into slices time slices. It
-// refuses a span that is not positive, slices outside 1..[MaxSlices], and a span
+// refuses a span that is not positive, slices outside 1..1000, and a span
 // shorter than slices nanoseconds, with an error naming each bad argument.
 func NewWindow(span time.Duration, slices int) (*Window, error) {
 	if err := checkWindow(span, slices, "span", "slices"); err != nil {
@@ -81,8 +81,8 @@ func checkWindow(span time.Duration, slices int, spanName, slicesName string) er
 	if span <= 0 {
 		errs = append(errs, fmt.Errorf("latency: %s must be positive, got %v", spanName, span))
 	}
-	if slices < 1 || slices > MaxSlices {
-		errs = append(errs, fmt.Errorf("latency: %s must be between 1 and %d, got %d", slicesName, MaxSlices, slices))
+	if slices < 1 || slices > maxSlices {
+		errs = append(errs, fmt.Errorf("latency: %s must be between 1 and %d, got %d", slicesName, maxSlices, slices))
 	}
 	if span > 0 && slices >= 1 && span < time.Duration(slices) {
 		errs = append(errs, fmt.Errorf("latency: %s must be at least %s nanoseconds (a slice of at least 1ns), got %s %v with %s %d",

@@ -29,9 +29,9 @@ import (
 
 // guarded builds a card named name of the stages given, with the Calls
 // stage outermost and r's hook.
-func guarded(t *testing.T, r rig, name string, stages ...pipeline.Described) *pipeline.Pipeline[string] {
+func guarded(t *testing.T, r rig, name string, stages ...any) *pipeline.Pipeline[string] {
 	t.Helper()
-	p, err := standard.Compose[string](append([]pipeline.Described{pipelineotel.Calls[string](r.tel)}, stages...)...)
+	p, err := standard.Compose[string](append([]any{pipelineotel.Calls[string](r.tel)}, stages...)...)
 	require.NoError(t, err)
 	return p.With(pipeline.Options[string]{Name: name, OnEvent: r.tel.Hook()})
 }

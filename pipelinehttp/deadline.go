@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
-	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
 // TimeoutHeader is the request header that carries the time an attempt has
@@ -20,11 +20,11 @@ import (
 // honours it too.
 const TimeoutHeader = "X-Envoy-Expected-Rq-Timeout-Ms"
 
-// MinMedianSamples is how many attempts a host's estimator must have
+// minMedianSamples is how many attempts a host's estimator must have
 // measured before the transport trusts their median to refuse an attempt
 // with less time left (see Config.PropagateDeadline): the hedge's
 // DefaultMinSamples.
-const MinMedianSamples = hedge.DefaultMinSamples
+const minMedianSamples = hedgerule.DefaultMinSamples
 
 // deadlineHeader readies r, the copy of the request an attempt with ctx
 // sends to a host whose attempts est measures, for a host the request's
@@ -41,7 +41,7 @@ func deadlineHeader(ctx context.Context, r *http.Request, est *latency.Estimator
 	// A context's deadline is read on real time (the bubble's, under
 	// testing/synctest), whatever the transport's clock.
 	left := time.Until(deadline)
-	if median, n := est.Quantile(est.Now(), 0.5); n >= MinMedianSamples && left < median {
+	if median, n := est.Quantile(est.Now(), 0.5); n >= minMedianSamples && left < median {
 		return outcome.Mark(&pipeline.StopError{Stage: Kind, Name: host.String(), Reason: pipeline.TooLittleTime},
 			outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true})
 	}

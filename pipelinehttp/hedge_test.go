@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/pipelinehttp"
-	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
 // TestSlowGETIsHedged warms a host's latency estimator up with quick GETs,
@@ -36,7 +36,7 @@ func TestSlowGETIsHedged(t *testing.T) {
 			})
 			h := newHarness(t, newBase(t, srv, 0), pipelinehttp.Config{Standard: quick()})
 
-			for call := range hedge.DefaultMinSamples {
+			for call := range hedgerule.DefaultMinSamples {
 				resp, _, err := h.do(t, newRequest(t, http.MethodGet, srv.URL, strconv.Itoa(call), ""))
 				require.NoError(t, err)
 				requireWhole(t, resp, errorSize)
@@ -55,7 +55,7 @@ func TestSlowGETIsHedged(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), eventually)
 			defer cancel()
 			require.NoError(t, h.clock.BlockUntilContext(ctx, 1), "no hedge was armed")
-			h.clock.Advance(hedge.DefaultMinDelay) // the delay: every sample took no time on the fake clock
+			h.clock.Advance(hedgerule.DefaultMinDelay) // the delay: every sample took no time on the fake clock
 			<-done
 
 			require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/pipelinehttp"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/standard"
@@ -55,7 +56,7 @@ func TestARefusalReturnsAtOnceThroughTheIntegrations(t *testing.T) {
 		pause, took time.Duration
 	}{
 		{name: "the transport's default", pause: 0, took: 0},
-		{name: "the preset's pause", pause: retry.DefaultRefusalPause, took: retry.DefaultRefusalPause},
+		{name: "the preset's pause", pause: retryrule.DefaultRefusalPause, took: retryrule.DefaultRefusalPause},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -17,10 +17,10 @@ import (
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
-// DefaultRetryAfter is the Retry-After of a refusal that carries no hint of
+// defaultRetryAfter is the Retry-After of a refusal that carries no hint of
 // its own (a bulkhead's): a second, the header's smallest unit, so that a
 // client that honours it comes back soon but not at once.
-const DefaultRetryAfter = time.Second
+const defaultRetryAfter = time.Second
 
 // Served is the result type of the pipeline a [Handler] runs each request
 // through: nothing, since the handler writes its response itself. Stages of
@@ -39,7 +39,7 @@ type Config struct {
 	// pipeline.Policy[Served] of your own. At least one, none nil.
 	Limits []pipeline.Described
 	// RetryAfter is the Retry-After of a refusal that carries no hint of its
-	// own. Zero means [DefaultRetryAfter] (1 s); it must not be negative.
+	// own. Zero means 1 s; it must not be negative.
 	RetryAfter time.Duration
 	// OnEvent receives the events of the limits, as a pipeline's
 	// Options.OnEvent does. Nil means none.
@@ -99,7 +99,7 @@ func New(next http.Handler, cfg Config) (*Handler, error) {
 		return nil, errors.New("shed: Config.Limits is empty: give at least one limit")
 	}
 	if cfg.RetryAfter < 0 {
-		return nil, fmt.Errorf("shed: Config.RetryAfter must not be negative (0 means the default %v), got %v", DefaultRetryAfter, cfg.RetryAfter)
+		return nil, fmt.Errorf("shed: Config.RetryAfter must not be negative (0 means the default %v), got %v", defaultRetryAfter, cfg.RetryAfter)
 	}
 	stages := make([]pipeline.Policy[Served], len(cfg.Limits))
 	var errs []error
@@ -121,7 +121,7 @@ func New(next http.Handler, cfg Config) (*Handler, error) {
 		decide:     cfg.Criticality,
 	}
 	if h.retryAfter == 0 {
-		h.retryAfter = DefaultRetryAfter
+		h.retryAfter = defaultRetryAfter
 	}
 	if h.refused == nil {
 		h.refused = h.refuse

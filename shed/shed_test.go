@@ -36,7 +36,7 @@ func TestBadConfigsAreRefused(t *testing.T) {
 		{"no limits", ok, shed.Config{}, "Config.Limits is empty"},
 		{"a nil limit", ok, shed.Config{Limits: []pipeline.Described{b, nil}}, "Config.Limits[1]: nil"},
 		{"a limiter whose constructor failed", ok, shed.Config{Limits: []pipeline.Described{nilLimiter}}, "Config.Limits[0]: nil (*ratelimit.Limiter)"},
-		{"not a limit", ok, shed.Config{Limits: []pipeline.Described{bulkhead.Config{}}}, "Config.Limits[0]: a bulkhead.Config is neither"},
+		{"not a limit", ok, shed.Config{Limits: []pipeline.Described{notALimit{}}}, "Config.Limits[0]: a shed_test.notALimit is neither"},
 		{"negative retry-after", ok, shed.Config{Limits: []pipeline.Described{b}, RetryAfter: -time.Second}, "Config.RetryAfter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,6 +46,11 @@ func TestBadConfigsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// notALimit describes itself as a stage but is none that shed takes.
+type notALimit struct{}
+
+func (notALimit) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: "other"} }
 
 // gate is a handler that holds every request until it is opened, counting
 // how many it holds at once.

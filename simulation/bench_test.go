@@ -42,7 +42,7 @@ func benchConfig(b *testing.B, c Config) {
 // benchScenario runs each variant of the named scenario as a sub-benchmark, or
 // only variant i if i >= 0.
 func benchScenario(b *testing.B, name string, i int) {
-	s, ok := Lookup(name)
+	s, ok := lookup(name)
 	if !ok {
 		b.Fatalf("no scenario %q", name)
 	}

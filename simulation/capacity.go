@@ -10,19 +10,19 @@ import (
 
 // Defaults of Capacity's zero-valued fields.
 const (
-	// DefaultCold is the fraction of its capacity a cold dependency has.
-	DefaultCold = 0.2
-	// DefaultWarmup is how long a cold dependency takes to warm when it serves
+	// defaultCold is the fraction of its capacity a cold dependency has.
+	defaultCold = 0.2
+	// defaultWarmup is how long a cold dependency takes to warm when it serves
 	// at its current capacity.
-	DefaultWarmup = 10 * time.Second
-	// DefaultCooldown is how long a warm dependency left idle takes to go cold.
-	DefaultCooldown = 10 * time.Second
-	// DefaultKnockback is how long a warm dependency kept overloaded takes to go
+	defaultWarmup = 10 * time.Second
+	// defaultCooldown is how long a warm dependency left idle takes to go cold.
+	defaultCooldown = 10 * time.Second
+	// defaultKnockback is how long a warm dependency kept overloaded takes to go
 	// cold.
-	DefaultKnockback = 2 * time.Second
-	// DefaultSaturation is how many times slower than its base a dependency
+	defaultKnockback = 2 * time.Second
+	// defaultSaturation is how many times slower than its base a dependency
 	// answers at full load.
-	DefaultSaturation = 3.0
+	defaultSaturation = 3.0
 )
 
 // Capacity is a dependency whose success and latency depend on the load offered
@@ -55,19 +55,19 @@ type Capacity struct {
 	// It has no default.
 	Rate float64
 	// Cold is the fraction of Rate a cold dependency serves, in (0, 1]. Zero
-	// means [DefaultCold] (0.2).
+	// means 0.2.
 	Cold float64
 	// Warmup is how long a cold dependency serving at its capacity takes to warm.
-	// Zero means [DefaultWarmup] (10 s).
+	// Zero means 10 s.
 	Warmup time.Duration
 	// Cooldown is how long an idle warm dependency takes to go cold. Zero means
-	// [DefaultCooldown] (10 s).
+	// 10 s.
 	Cooldown time.Duration
 	// Knockback is how long an overloaded warm dependency takes to go cold.
-	// Zero means [DefaultKnockback] (2 s).
+	// Zero means 2 s.
 	Knockback time.Duration
 	// Saturation is the latency multiplier at full utilisation, at least 1.
-	// Zero means [DefaultSaturation] (3).
+	// Zero means 3.
 	Saturation float64
 	// StartCold starts the run with a cold dependency; by default it starts warm.
 	StartCold bool
@@ -79,7 +79,7 @@ func (c Capacity) Start() (Dependency, error) {
 		return nil, fmt.Errorf("simulation: Capacity.Rate must be a finite number above 0, got %v", c.Rate)
 	}
 	if c.Cold == 0 {
-		c.Cold = DefaultCold
+		c.Cold = defaultCold
 	}
 	if !(c.Cold > 0 && c.Cold <= 1) {
 		return nil, fmt.Errorf("simulation: Capacity.Cold must be in (0, 1], got %v", c.Cold)
@@ -88,7 +88,7 @@ func (c Capacity) Start() (Dependency, error) {
 		name string
 		d    *time.Duration
 		def  time.Duration
-	}{{"Warmup", &c.Warmup, DefaultWarmup}, {"Cooldown", &c.Cooldown, DefaultCooldown}, {"Knockback", &c.Knockback, DefaultKnockback}} {
+	}{{"Warmup", &c.Warmup, defaultWarmup}, {"Cooldown", &c.Cooldown, defaultCooldown}, {"Knockback", &c.Knockback, defaultKnockback}} {
 		if *f.d < 0 {
 			return nil, fmt.Errorf("simulation: Capacity.%s must not be negative, got %v", f.name, *f.d)
 		}
@@ -97,7 +97,7 @@ func (c Capacity) Start() (Dependency, error) {
 		}
 	}
 	if c.Saturation == 0 {
-		c.Saturation = DefaultSaturation
+		c.Saturation = defaultSaturation
 	}
 	if !(c.Saturation >= 1 && !math.IsInf(c.Saturation, 1)) {
 		return nil, fmt.Errorf("simulation: Capacity.Saturation must be a finite number of at least 1, got %v", c.Saturation)

@@ -56,7 +56,7 @@ func TestFaultBands(t *testing.T) {
 // Every scenario whose dependency has a fault shades it on its charts over
 // time, and no chart over time runs past the end of its runs.
 func TestScenarioChartsShadeTheirFaults(t *testing.T) {
-	s, ok := Lookup("ramp-vs-cliff")
+	s, ok := lookup("ramp-vs-cliff")
 	require.True(t, ok)
 	rs, err := s.Run(DefaultSeed)
 	require.NoError(t, err)

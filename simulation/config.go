@@ -100,13 +100,13 @@ type Client struct {
 // backoff with full jitter, a 100 ms pause after a refusal.
 type Retry struct {
 	// MaxAttempts is the most attempts of one call, the first included. Zero
-	// means [retry.DefaultMaxAttempts] (3).
+	// means 3.
 	MaxAttempts int
 	// Backoff decides the wait before each retry; it draws from the process's
 	// own seeded source. Nil means the zero [retry.Exponential].
 	Backoff retry.Backoff
 	// RefusalPause is how long a call refused by the breaker waits before it
-	// ends. Zero means [retry.DefaultRefusalPause] (100 ms).
+	// ends. Zero means 100 ms.
 	RefusalPause time.Duration
 }
 

@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/resilience-go/pipeline/budget"
@@ -179,7 +180,8 @@ func ExampleSlowJudge() {
 // breaker closes onto the cold dependency, which the full load knocks back,
 // and re-opens three times; the ramped one lets it warm, and closes once.
 func ExampleScenario() {
-	s, _ := simulation.Lookup("ramp-vs-cliff")
+	all := simulation.Scenarios()
+	s := all[slices.IndexFunc(all, func(s simulation.Scenario) bool { return s.Name == "ramp-vs-cliff" })]
 	reports, err := s.Run(simulation.DefaultSeed)
 	if err != nil {
 		panic(err)

@@ -38,7 +38,7 @@ func MetastabilityGrid(a Arrivals) Grid {
 func (r *GridReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d cells x %d seeds x %d clients of %s runs; per client: availability, share served in the last %s, stable after (from the outage's end)\n",
-		r.Name, len(r.Cells), len(r.Seeds), len(r.Clients), seconds(r.Duration), seconds(GridTail))
+		r.Name, len(r.Cells), len(r.Seeds), len(r.Clients), seconds(r.Duration), seconds(gridTail))
 	row := func(first, second string, cols []string) {
 		line := fmt.Sprintf("  %-7s %5s", first, second)
 		for _, c := range cols {

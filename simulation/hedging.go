@@ -26,18 +26,18 @@ import (
 // been measured, with at most 2 copies in flight.
 type Hedge struct {
 	// Quantile of the measured latency that sets the hedge delay, in (0, 1].
-	// Zero means [hedge.DefaultQuantile] (0.95).
+	// Zero means 0.95.
 	Quantile float64
-	// MinDelay is the shortest hedge delay. Zero means [hedge.DefaultMinDelay]
-	// (10 ms); it must not be negative.
+	// MinDelay is the shortest hedge delay. Zero means 10 ms; it must not be
+	// negative.
 	MinDelay time.Duration
 	// MinSamples is how many samples the estimator must hold before an attempt
-	// is hedged. Zero means [hedge.DefaultMinSamples] (20); it must not be
+	// is hedged. Zero means 20; it must not be
 	// negative.
 	MinSamples int
 	// MaxAttempts is the most copies of one attempt in flight, the first
 	// included; each hedge after the first waits another delay. Zero means
-	// [hedge.DefaultMaxAttempts] (2); otherwise it must be at least 2.
+	// 2; otherwise it must be at least 2.
 	MaxAttempts int
 	// MaxExtra bounds the hedges sent as a fraction of the attempts armed. Zero
 	// means the hedge stage's default (see [hedge.Config].MaxExtra).
@@ -85,7 +85,7 @@ func newHedger(h *Hedge, clock clockwork.Clock, b *breaker.Breaker, bud *budget.
 	}
 	rule := hedgerule.New(hedgerule.Settings{Estimator: est, Quantile: h.Quantile, MinDelay: h.MinDelay, MinSamples: h.MinSamples,
 		MaxAttempts: h.MaxAttempts, MaxExtra: h.MaxExtra, Breaker: b, Budget: bud})
-	return &hedger{rule: rule, est: est, maxAttempts: cmp.Or(h.MaxAttempts, hedge.DefaultMaxAttempts)}, nil
+	return &hedger{rule: rule, est: est, maxAttempts: cmp.Or(h.MaxAttempts, hedgerule.DefaultMaxAttempts)}, nil
 }
 
 // armed reports whether an attempt starting at now may be hedged, and after

@@ -47,7 +47,7 @@ func (c hedgeCase) plan(call, k int) copyPlan {
 	return plans[min(k, len(plans)-1)]
 }
 
-func (c hedgeCase) quantile() float64 { return cmp.Or(c.hedge.Quantile, hedge.DefaultQuantile) }
+func (c hedgeCase) quantile() float64 { return cmp.Or(c.hedge.Quantile, hedgerule.DefaultQuantile) }
 
 // hedgeTrace is what the calls did: per call, when each copy was sent, which
 // copy's result the attempt kept, its verdict and its duration (what the breaker
@@ -231,7 +231,7 @@ func delayAfter(t *testing.T, c hedgeCase) time.Duration {
 		est.Record(0, c.warmWith)
 	}
 	d, _ := est.Quantile(0, c.quantile())
-	return max(d, cmp.Or(c.hedge.MinDelay, hedge.DefaultMinDelay))
+	return max(d, cmp.Or(c.hedge.MinDelay, hedgerule.DefaultMinDelay))
 }
 
 func TestHedgeMatchesHedgeStage(t *testing.T) {
@@ -241,7 +241,7 @@ func TestHedgeMatchesHedgeStage(t *testing.T) {
 	// warm: 20 samples of 50 ms, so the delay d is about 50 ms.
 	warm := func(c hedgeCase) hedgeCase {
 		if c.warm == 0 && c.warmWith == 0 {
-			c.warm, c.warmWith = hedge.DefaultMinSamples, ms(50)
+			c.warm, c.warmWith = hedgerule.DefaultMinSamples, ms(50)
 		}
 		if c.spacing == 0 {
 			c.spacing = time.Second
@@ -302,7 +302,7 @@ func TestHedgeMatchesHedgeStage(t *testing.T) {
 		assert.Equal(t, real, sim)
 		assert.Positive(t, real.sent, "hedges once 20 samples were measured")
 		assert.Positive(t, real.normal, "the breaker measured the attempts")
-		for n := range hedge.DefaultMinSamples {
+		for n := range hedgerule.DefaultMinSamples {
 			assert.Len(t, real.starts[n], 1, "call %d came before the estimator held 20 samples", n)
 		}
 	})

@@ -85,7 +85,7 @@ func TestScenarioAdaptiveLimit(t *testing.T) {
 	// 400 offered. Healthy, the load keeps 400 * mean, about 8, busy.
 	sigma := math.Log(float64(limitLatency.P99)/float64(limitLatency.P50)) / z99
 	healthyMean := limitLatency.P50.Seconds() * math.Exp(sigma*sigma/2)
-	mean := DefaultBrownoutFactor * healthyMean
+	mean := defaultBrownoutFactor * healthyMean
 	capacity := limitWorkers / mean
 	require.InDelta(t, 287, capacity, 1)
 

@@ -91,7 +91,7 @@ const (
 var limitLatency = Healthy{P50: 20 * time.Millisecond, P99: 40 * time.Millisecond}
 
 // limitDependency is the scenario's dependency.
-var limitDependency = Workers{Count: limitWorkers, Base: Brownout{From: limitFrom, To: limitTo, Factor: DefaultBrownoutFactor, Base: limitLatency}}
+var limitDependency = Workers{Count: limitWorkers, Base: Brownout{From: limitFrom, To: limitTo, Factor: defaultBrownoutFactor, Base: limitLatency}}
 
 func adaptiveLimit(seed uint64) []LimitConfig {
 	c := LimitConfig{Seed: seed, Duration: limitDuration, Rate: limitRate, Dependency: limitDependency, Timeout: limitTimeout}

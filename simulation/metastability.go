@@ -13,30 +13,30 @@ import (
 
 // Defaults of a [Grid]'s zero-valued fields: the grid of issue #26.
 var (
-	// DefaultGridLoads are the calls a second the one process offers.
-	DefaultGridLoads = []float64{30, 50, 70, 90}
-	// DefaultGridOutages are the outages' lengths; 0 is no outage.
-	DefaultGridOutages = []time.Duration{0, 2 * time.Second, 5 * time.Second, 10 * time.Second}
-	// DefaultGridSeeds are the seeds every cell runs with.
-	DefaultGridSeeds = []uint64{1, 2, 3}
+	// defaultGridLoads are the calls a second the one process offers.
+	defaultGridLoads = []float64{30, 50, 70, 90}
+	// defaultGridOutages are the outages' lengths; 0 is no outage.
+	defaultGridOutages = []time.Duration{0, 2 * time.Second, 5 * time.Second, 10 * time.Second}
+	// defaultGridSeeds are the seeds every cell runs with.
+	defaultGridSeeds = []uint64{1, 2, 3}
 )
 
 const (
-	// DefaultGridAt is when the outage starts.
-	DefaultGridAt = 20 * time.Second
-	// DefaultGridDuration is how long each run offers calls.
-	DefaultGridDuration = 120 * time.Second
-	// DefaultGridCapacity is the warm dependency's attempts a second.
-	DefaultGridCapacity = 100
-	// GridTail is the end of each run over which a cell's LastShare is read.
-	GridTail = 20 * time.Second
-	// GridSlack is how much availability a client may lose to the baseline in
-	// a cell, and GridLate how much later it may end stable, and still pass.
-	GridSlack = 0.02
-	GridLate  = 5 * time.Second
-	// GridEscapes is how many of the cells where the baseline stays stuck a
+	// defaultGridAt is when the outage starts.
+	defaultGridAt = 20 * time.Second
+	// defaultGridDuration is how long each run offers calls.
+	defaultGridDuration = 120 * time.Second
+	// defaultGridCapacity is the warm dependency's attempts a second.
+	defaultGridCapacity = 100
+	// gridTail is the end of each run over which a cell's LastShare is read.
+	gridTail = 20 * time.Second
+	// gridSlack is how much availability a client may lose to the baseline in
+	// a cell, and gridLate how much later it may end stable, and still pass.
+	gridSlack = 0.02
+	gridLate  = 5 * time.Second
+	// gridEscapes is how many of the cells where the baseline stays stuck a
 	// client must escape (or every one, if there are fewer).
-	GridEscapes = 2
+	gridEscapes = 2
 )
 
 // Grid is the metastability scenario: a one-process client calls a
@@ -44,10 +44,10 @@ const (
 // of Loads, with each of Seeds, and every client of Clients runs every cell.
 // The first client is the baseline, the others are judged against it, cell
 // by cell (see [GridReport.Judge]): a client passes the grid when, in every
-// cell, its availability is at least the baseline's less [GridSlack] (0.02),
+// cell, its availability is at least the baseline's less 0.02,
 // and in every seed where the baseline ends stable it ends stable too, at most
-// [GridLate] (5 s) after it; and when it ends stable in every seed of at
-// least [GridEscapes] (2) of the cells where the baseline does not (all of
+// 5 s after it; and when it ends stable in every seed of at
+// least 2 of the cells where the baseline does not (all of
 // them, if there are fewer). Stable is [Report]'s TimeToStable rule, counted
 // from the outage's end (from At when there is no outage).
 //
@@ -56,17 +56,18 @@ type Grid struct {
 	// Name labels the grid in its report. Empty means "metastability".
 	Name string
 	// Dependency is the dependency that warms and cools; an [Outage] is wrapped
-	// around it. A zero Rate means [DefaultGridCapacity] (100).
+	// around it. A zero Rate means 100.
 	Dependency Capacity
 	// Loads, Outages and Seeds are the grid's axes. Nil means
-	// [DefaultGridLoads], [DefaultGridOutages] and [DefaultGridSeeds].
+	// loads of 30, 50, 70 and 90 calls a second, outages of 0 (none), 2, 5
+	// and 10 s, and seeds 1, 2 and 3.
 	Loads   []float64
 	Outages []time.Duration
 	Seeds   []uint64
-	// At is when each outage starts. Zero means [DefaultGridAt] (20 s).
+	// At is when each outage starts. Zero means 20 s.
 	At time.Duration
 	// Duration is how long each run offers calls. Zero means
-	// [DefaultGridDuration] (120 s).
+	// 120 s.
 	Duration time.Duration
 	// Arrivals is how the calls arrive ([Even] by default).
 	Arrivals Arrivals
@@ -87,22 +88,22 @@ func (g Grid) defaults() Grid {
 		g.Name = "metastability"
 	}
 	if g.Dependency.Rate == 0 {
-		g.Dependency.Rate = DefaultGridCapacity
+		g.Dependency.Rate = defaultGridCapacity
 	}
 	if g.Loads == nil {
-		g.Loads = DefaultGridLoads
+		g.Loads = defaultGridLoads
 	}
 	if g.Outages == nil {
-		g.Outages = DefaultGridOutages
+		g.Outages = defaultGridOutages
 	}
 	if g.Seeds == nil {
-		g.Seeds = DefaultGridSeeds
+		g.Seeds = defaultGridSeeds
 	}
 	if g.At == 0 {
-		g.At = DefaultGridAt
+		g.At = defaultGridAt
 	}
 	if g.Duration == 0 {
-		g.Duration = DefaultGridDuration
+		g.Duration = defaultGridDuration
 	}
 	return g
 }
@@ -132,8 +133,8 @@ func (g Grid) Run() (*GridReport, error) {
 	if len(g.Clients) < 2 {
 		return nil, errors.New("simulation: Grid.Clients needs a baseline and at least one client to judge")
 	}
-	if g.At+GridTail > g.Duration {
-		return nil, fmt.Errorf("simulation: Grid.Duration (%v) must leave %v after Grid.At (%v)", g.Duration, GridTail, g.At)
+	if g.At+gridTail > g.Duration {
+		return nil, fmt.Errorf("simulation: Grid.Duration (%v) must leave %v after Grid.At (%v)", g.Duration, gridTail, g.At)
 	}
 	r := &GridReport{Name: g.Name, Loads: g.Loads, Outages: g.Outages, Seeds: g.Seeds, Duration: g.Duration}
 	for _, c := range g.Clients {
@@ -180,7 +181,7 @@ type GridCell struct {
 }
 
 // GridResult is one client's runs of one cell: Availability and LastShare
-// (the share served of the calls offered in the last [GridTail] of the run)
+// (the share served of the calls offered in the last 20 s of the run)
 // are means over the seeds; Runs has each seed's stability, in the order of
 // Grid.Seeds.
 type GridResult struct {
@@ -198,7 +199,7 @@ type GridRun struct {
 // add adds one seed's report, whose outage ended at end, out of n seeds.
 func (res *GridResult) add(r *Report, end, duration time.Duration, n int) {
 	res.Availability += r.Availability / float64(n)
-	res.LastShare += ratio(r.ServedIn(duration-GridTail, duration), offeredSeconds(r, duration-GridTail, duration)) / float64(n)
+	res.LastShare += ratio(r.ServedIn(duration-gridTail, duration), offeredSeconds(r, duration-gridTail, duration)) / float64(n)
 	_, _, stable, after := recovery([]Interval{{From: end, To: end}}, r.Seconds)
 	res.Runs = append(res.Runs, GridRun{Stable: stable, TimeToStable: after})
 }
@@ -240,7 +241,7 @@ func (f GridFailure) String() string {
 // Pass reports whether the client passed the grid: every cell, and the
 // escapes the rule asks for.
 func (v GridVerdict) Pass() bool {
-	return v.Passing == v.Cells && v.Escaped >= min(GridEscapes, v.Stuck)
+	return v.Passing == v.Cells && v.Escaped >= min(gridEscapes, v.Stuck)
 }
 
 // String is the verdict line.
@@ -260,7 +261,7 @@ func (r *GridReport) Judge(k int) GridVerdict {
 	for _, cell := range r.Cells {
 		base, c := cell.Results[0], cell.Results[k]
 		why := ""
-		if c.Availability < base.Availability-GridSlack {
+		if c.Availability < base.Availability-gridSlack {
 			why = fmt.Sprintf("availability %.3f against %.3f", c.Availability, base.Availability)
 		}
 		for i, b := range base.Runs {
@@ -268,7 +269,7 @@ func (r *GridReport) Judge(k int) GridVerdict {
 			case !b.Stable:
 			case !run.Stable:
 				why = fmt.Sprintf("seed %d ends unstable where the baseline recovers", r.Seeds[i])
-			case run.TimeToStable > b.TimeToStable+GridLate:
+			case run.TimeToStable > b.TimeToStable+gridLate:
 				why = fmt.Sprintf("seed %d stable after %s, the baseline after %s", r.Seeds[i], seconds(run.TimeToStable), seconds(b.TimeToStable))
 			}
 		}

@@ -133,7 +133,7 @@ func TestAGridNeedsTwoClientsAndRoomAfterItsOutage(t *testing.T) {
 
 // TestTheVerdictFollowsTheRule judges hand-made results: a client loses a
 // cell by more than the slack, by ending unstable where the baseline
-// recovers, or by recovering more than GridLate after it; it escapes a cell
+// recovers, or by recovering more than gridLate after it; it escapes a cell
 // where the baseline stays stuck only by ending stable in every seed.
 func TestTheVerdictFollowsTheRule(t *testing.T) {
 	stable := func(after time.Duration) GridRun { return GridRun{Stable: true, TimeToStable: after} }

@@ -12,15 +12,15 @@ import (
 
 // Defaults of the models' zero-valued fields.
 const (
-	// DefaultP50 is the median latency of a [Healthy] dependency.
-	DefaultP50 = 20 * time.Millisecond
-	// DefaultP99 is the 99th-percentile latency of a [Healthy] dependency.
-	DefaultP99 = 100 * time.Millisecond
-	// DefaultBrownoutFactor is how many times slower a [Brownout] makes attempts.
-	DefaultBrownoutFactor = 5.0
-	// DefaultRefusedLatency is how long an attempt refused by an [Outage] takes
+	// defaultP50 is the median latency of a [Healthy] dependency.
+	defaultP50 = 20 * time.Millisecond
+	// defaultP99 is the 99th-percentile latency of a [Healthy] dependency.
+	defaultP99 = 100 * time.Millisecond
+	// defaultBrownoutFactor is how many times slower a [Brownout] makes attempts.
+	defaultBrownoutFactor = 5.0
+	// defaultRefusedLatency is how long an attempt refused by an [Outage] takes
 	// when the outage does not hang: about a refused TCP connection.
-	DefaultRefusedLatency = time.Millisecond
+	defaultRefusedLatency = time.Millisecond
 )
 
 // z99 is the 0.99 quantile of the standard normal distribution.
@@ -37,10 +37,9 @@ const maxLatency = 24 * time.Hour
 //
 // The zero value is a dependency with a 20 ms median and a 100 ms p99.
 type Healthy struct {
-	// P50 is the median latency. Zero means [DefaultP50] (20 ms).
+	// P50 is the median latency. Zero means 20 ms.
 	P50 time.Duration
-	// P99 is the 99th-percentile latency, at least P50. Zero means [DefaultP99]
-	// (100 ms).
+	// P99 is the 99th-percentile latency, at least P50. Zero means 100 ms.
 	P99 time.Duration
 }
 
@@ -50,10 +49,10 @@ func (h Healthy) Start() (Dependency, error) {
 		return nil, fmt.Errorf("simulation: Healthy.P50 and Healthy.P99 must not be negative, got %v and %v", h.P50, h.P99)
 	}
 	if h.P50 == 0 {
-		h.P50 = DefaultP50
+		h.P50 = defaultP50
 	}
 	if h.P99 == 0 {
-		h.P99 = DefaultP99
+		h.P99 = defaultP99
 	}
 	if h.P99 < h.P50 {
 		return nil, fmt.Errorf("simulation: Healthy.P99 (%v) must not be below Healthy.P50 (%v)", h.P99, h.P50)
@@ -94,7 +93,7 @@ type Brownout struct {
 	// From and To bound the brownout; a To of 0 means it never ends.
 	From, To time.Duration
 	// Factor multiplies the latency, a finite number above 0. Zero means
-	// [DefaultBrownoutFactor] (5).
+	// 5.
 	Factor float64
 }
 
@@ -104,7 +103,7 @@ func (b Brownout) Start() (Dependency, error) {
 		return nil, err
 	}
 	if b.Factor == 0 {
-		b.Factor = DefaultBrownoutFactor
+		b.Factor = defaultBrownoutFactor
 	}
 	if !(b.Factor > 0 && !math.IsInf(b.Factor, 1)) {
 		return nil, fmt.Errorf("simulation: Brownout.Factor must be a finite number above 0, got %v", b.Factor)
@@ -121,7 +120,7 @@ func (b Brownout) Start() (Dependency, error) {
 func (b Brownout) Faults() []Interval {
 	factor := b.Factor
 	if factor == 0 {
-		factor = DefaultBrownoutFactor
+		factor = defaultBrownoutFactor
 	}
 	return withFault(b.Base, Interval{From: b.From, To: b.To, Name: "brownout (" + chart.Label(factor) + "x)"})
 }
@@ -154,7 +153,7 @@ type Outage struct {
 	// Hang makes attempts hang instead of failing fast.
 	Hang bool
 	// Refused is how long a fast failure takes. Zero means
-	// [DefaultRefusedLatency] (1 ms); it must not be negative.
+	// 1 ms; it must not be negative.
 	Refused time.Duration
 }
 
@@ -167,7 +166,7 @@ func (o Outage) Start() (Dependency, error) {
 		return nil, fmt.Errorf("simulation: Outage.Refused must not be negative, got %v", o.Refused)
 	}
 	if o.Refused == 0 {
-		o.Refused = DefaultRefusedLatency
+		o.Refused = defaultRefusedLatency
 	}
 	base, err := startBase(o.Base)
 	if err != nil {

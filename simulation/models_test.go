@@ -43,7 +43,7 @@ func TestHealthyFitsItsQuantiles(t *testing.T) {
 			require.Equal(t, outcome.OK, resp.Verdict.Kind)
 			samples = append(samples, resp.Latency)
 		}
-		p50, p99 := cmpOr(h.P50, DefaultP50), cmpOr(h.P99, DefaultP99)
+		p50, p99 := cmpOr(h.P50, defaultP50), cmpOr(h.P99, defaultP99)
 		assert.InEpsilon(t, float64(p50), float64(quantile(samples, 0.5)), 0.02, "p50 of %+v", h)
 		assert.InEpsilon(t, float64(p99), float64(quantile(samples, 0.99)), 0.04, "p99 of %+v", h)
 	}
@@ -77,7 +77,7 @@ func TestBrownoutSlowsOnlyItsInterval(t *testing.T) {
 		assert.Equal(t, outcome.OK, resp.Verdict.Kind)
 	}
 	d = start(t, Brownout{Base: fixed})
-	assert.Equal(t, time.Duration(DefaultBrownoutFactor)*10*time.Millisecond, ask(d, r, time.Hour, 0).Latency, "the default brownout never ends")
+	assert.Equal(t, time.Duration(defaultBrownoutFactor)*10*time.Millisecond, ask(d, r, time.Hour, 0).Latency, "the default brownout never ends")
 }
 
 func TestOutage(t *testing.T) {
@@ -85,7 +85,7 @@ func TestOutage(t *testing.T) {
 	transient := outcome.Verdict{Kind: outcome.Transient}
 	fast := start(t, Outage{Base: fixed, From: time.Second, To: 3 * time.Second})
 	assert.Equal(t, Response{Latency: 10 * time.Millisecond}, ask(fast, r, 999*time.Millisecond, 0))
-	assert.Equal(t, Response{Latency: DefaultRefusedLatency, Verdict: transient}, ask(fast, r, time.Second, 0))
+	assert.Equal(t, Response{Latency: defaultRefusedLatency, Verdict: transient}, ask(fast, r, time.Second, 0))
 	assert.Equal(t, Response{Latency: 10 * time.Millisecond}, ask(fast, r, 3*time.Second, 0))
 
 	hang := start(t, Outage{Base: fixed, From: time.Second, To: 3 * time.Second, Hang: true})

@@ -19,7 +19,7 @@ import (
 // difference is about 4 points). A 10 times slower one re-opens more than 95%
 // of its phases on seed 1, as under the lead of two.
 func TestScenarioProbeLead(t *testing.T) {
-	_, ok := Lookup("probe-lead")
+	_, ok := lookup("probe-lead")
 	require.True(t, ok)
 	seeds := map[string]uint64{ // variant: the last seed run, from 1
 		leadName("healthy", "default"): 3, leadName("healthy", "alone"): 3,

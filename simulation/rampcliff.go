@@ -21,7 +21,7 @@ import (
 // alone (no trickle during the break: the seed's ramp), and
 // &breaker.Recovery{} (the ramp and the trickle, every default).
 const (
-	rampCapacity = 100              // attempts a second, warm; DefaultCold x 100 = 20 cold
+	rampCapacity = 100              // attempts a second, warm; defaultCold x 100 = 20 cold
 	rampRate     = 30               // calls a second: 1.5 x the cold capacity, 0.3 x the warm one
 	rampCooldown = 5 * time.Second  // cold within 6 s idle: before the shortest break (7.5 s)
 	rampFrom     = 30 * time.Second // the outage

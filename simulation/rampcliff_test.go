@@ -49,7 +49,7 @@ func failedIn(r *Report, from, to time.Duration) int {
 const firstBreakMin, firstBreakMax = breakerconf.DefaultBreakDuration / 2, breakerconf.DefaultBreakDuration
 
 func TestScenarioRampVsCliff(t *testing.T) {
-	s, ok := Lookup("ramp-vs-cliff")
+	s, ok := lookup("ramp-vs-cliff")
 	require.True(t, ok)
 	variants := s.Variants(DefaultSeed)
 	require.Len(t, variants, 3)
@@ -177,7 +177,7 @@ func TestScenarioRampVsCliff(t *testing.T) {
 // seeds 1 to 30: either ramp serves more than 3 times what the cliff serves,
 // and never re-opens; the trickle serves more than the ramp alone.
 func TestScenarioRampVsCliffOverSeeds(t *testing.T) {
-	s, _ := Lookup("ramp-vs-cliff")
+	s, _ := lookup("ramp-vs-cliff")
 	var ratios []float64
 	for seed := uint64(1); seed <= 30; seed++ {
 		rs, err := s.Run(seed)
@@ -199,7 +199,7 @@ func TestScenarioRampVsCliffOverSeeds(t *testing.T) {
 // it ends the break within a second of the outage's end, so the ramp with it
 // serves more than the cliff even here.
 func TestRampCostsWhenTheDependencyNeedNotWarm(t *testing.T) {
-	s, _ := Lookup("ramp-vs-cliff")
+	s, _ := lookup("ramp-vs-cliff")
 	for seed := uint64(1); seed <= 10; seed++ {
 		var served [3]int
 		for k, c := range s.Variants(seed) {

@@ -10,12 +10,12 @@ import (
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
-// RecoveredAvailability is the availability a second must reach for the
+// recoveredAvailability is the availability a second must reach for the
 // dependency to count as recovered (see [Report].TimeToRecover).
-const RecoveredAvailability = 0.95
+const recoveredAvailability = 0.95
 
-// ProbeBucket is the width of the buckets of [Report].ProbeSeries.
-const ProbeBucket = 100 * time.Millisecond
+// probeBucket is the width of the buckets of [Report].ProbeSeries.
+const probeBucket = 100 * time.Millisecond
 
 // Report is what a run cost. Calls are counted once, by how they ended:
 // Offered = Served + RefusedByBreaker + RefusedByBudget + Failed.
@@ -106,7 +106,7 @@ type Report struct {
 	Phases []PhaseEnd
 	// Probes is the number of half-open probes admitted, over every process.
 	Probes int
-	// ProbeSeries counts probes admitted per [ProbeBucket] (100 ms), and
+	// ProbeSeries counts probes admitted per 100 ms, and
 	// PeakProbes is its largest entry, in the bucket starting at PeakProbesAt.
 	ProbeSeries  []int
 	PeakProbes   int
@@ -115,7 +115,7 @@ type Report struct {
 	// TimeToRecover is measured from the end of the last fault (the latest To
 	// of Faults) to the start of the first whole second that starts at or
 	// after it, has calls offered in it, and has at least
-	// [RecoveredAvailability] (95%) of them served. Recovered is false, and
+	// 95% of them served. Recovered is false, and
 	// TimeToRecover 0, when no second qualifies, the model has no faults, or a
 	// fault never ends. Its resolution is one second.
 	Recovered     bool
@@ -274,7 +274,7 @@ func (rec *recorder) attempt(at time.Duration, probe bool) {
 	if probe {
 		rec.r.Probes++
 		rec.second(at).Probes++
-		i := int(at / ProbeBucket)
+		i := int(at / probeBucket)
 		for len(rec.r.ProbeSeries) <= i {
 			rec.r.ProbeSeries = append(rec.r.ProbeSeries, 0)
 		}
@@ -354,7 +354,7 @@ func (rec *recorder) report() *Report {
 	}
 	for i, n := range r.ProbeSeries {
 		if n > r.PeakProbes {
-			r.PeakProbes, r.PeakProbesAt = n, time.Duration(i)*ProbeBucket
+			r.PeakProbes, r.PeakProbesAt = n, time.Duration(i)*probeBucket
 		}
 	}
 	for i, n := range rec.armed {

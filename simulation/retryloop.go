@@ -33,7 +33,7 @@ func newLoop(r *Retry, b *budget.Budget, src rand.Source) loop {
 	if r.Backoff != nil {
 		backoff = r.Backoff
 	}
-	return loop{rule: retryrule.New(r.MaxAttempts, backoff, r.RefusalPause, b, src, retry.DefaultMaxAttempts, retry.DefaultRefusalPause)}
+	return loop{rule: retryrule.New(r.MaxAttempts, backoff, r.RefusalPause, b, src)}
 }
 
 // step is what the retry loop does after an attempt.

@@ -86,7 +86,7 @@ func Scenarios() []Scenario {
 			Claim:    "200 breakers that opened together probe as one pulse without break jitter, and spread over the break with equal jitter",
 			Variants: synchronizedProbe,
 			Compare: func(rs []*Report) []chart.Chart {
-				return []chart.Chart{compare("probes per 100 ms", "probes per 100 ms", rs, ProbeBucket.Seconds(), probesPerBucket)}
+				return []chart.Chart{compare("probes per 100 ms", "probes per 100 ms", rs, probeBucket.Seconds(), probesPerBucket)}
 			},
 		},
 		{
@@ -136,8 +136,8 @@ func Scenarios() []Scenario {
 	}
 }
 
-// Lookup returns the built-in scenario called name.
-func Lookup(name string) (Scenario, bool) {
+// lookup returns the built-in scenario called name.
+func lookup(name string) (Scenario, bool) {
 	for _, s := range Scenarios() {
 		if s.Name == name {
 			return s, true
@@ -267,7 +267,7 @@ func hedging(seed uint64) []Config {
 // browned out 10 times from 60 s to 120 s. The first minute is the warm-up: it
 // gives the breaker's measured normal 6,000 successes and the p99 estimator
 // two full windows.
-var slowLatency = Healthy{P50: DefaultP50, P99: DefaultP99}
+var slowLatency = Healthy{P50: defaultP50, P99: defaultP99}
 
 const (
 	slowRate     = 100 // calls per second
@@ -373,10 +373,10 @@ func servedPerSecond(r *Report) []float64 {
 	return v
 }
 
-// probesPerBucket is the probes of each ProbeBucket, 0 in the buckets after
+// probesPerBucket is the probes of each probeBucket, 0 in the buckets after
 // the last probe.
 func probesPerBucket(r *Report) []float64 {
-	v := make([]float64, max(len(r.ProbeSeries), int((r.Duration+ProbeBucket-1)/ProbeBucket)))
+	v := make([]float64, max(len(r.ProbeSeries), int((r.Duration+probeBucket-1)/probeBucket)))
 	for i, n := range r.ProbeSeries {
 		v[i] = float64(n)
 	}

@@ -8,17 +8,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
 // runScenario runs the built-in scenario name with the default seed.
 func runScenario(t *testing.T, name string) []*Report {
 	t.Helper()
-	s, ok := Lookup(name)
+	s, ok := lookup(name)
 	require.True(t, ok, name)
 	rs, err := s.Run(DefaultSeed)
 	require.NoError(t, err)
@@ -54,8 +53,9 @@ func TestScenarioRetryStorm(t *testing.T) {
 	// the bucket, full (30 tokens) when the failure starts, and its refill (3 a
 	// second for 30 s); no attempt succeeds, so nothing is deposited. Attempts
 	// = first attempts (one per call offered) + retries <= offered + 30 + 90.
-	capacity := budget.DefaultRefillPerSecond * budget.DefaultHorizon.Seconds()
-	retries := capacity + budget.DefaultRefillPerSecond*(stormTo-stormFrom).Seconds()
+	const refill, horizon = 3.0, 10 // the budget's defaults: tokens a second, seconds
+	capacity := refill * horizon
+	retries := capacity + refill*(stormTo-stormFrom).Seconds()
 	bound := 1 + retries/float64(offered)
 	assert.LessOrEqual(t, with.FaultAmplification, bound)
 	assert.Greater(t, with.FaultAmplification, 1+(retries-10)/float64(offered), "the budget is spent, not idle")
@@ -65,7 +65,7 @@ func TestScenarioRetryStorm(t *testing.T) {
 	// The worst second with a budget is the first of the failure: 100 first
 	// attempts and the full bucket's 30 retries, plus a refill of about 3.
 	assert.Equal(t, int(stormFrom/time.Second), with.WorstSecond)
-	assert.InDelta(t, 1+(capacity+budget.DefaultRefillPerSecond)/stormRate, with.WorstAmplification, 0.02)
+	assert.InDelta(t, 1+(capacity+refill)/stormRate, with.WorstAmplification, 0.02)
 	// Outside the failure nothing is lost either way. Without a budget, the
 	// calls offered in the failure's last 300 ms (at most 30) may be saved by a
 	// retry after it ends.
@@ -90,7 +90,7 @@ func TestScenarioSynchronizedProbe(t *testing.T) {
 	// all 200 in [25.4, 25.8) s, at least 50 in one of those four 100 ms buckets.
 	firstRound := func(r *Report, from, to time.Duration) int {
 		n := 0
-		for i := from / ProbeBucket; i < to/ProbeBucket; i++ {
+		for i := from / probeBucket; i < to/probeBucket; i++ {
 			n += r.ProbeSeries[i]
 		}
 		return n
@@ -135,12 +135,12 @@ func TestScenarioColdStart(t *testing.T) {
 	assert.Equal(t, 1.0, light.Availability, "a cold one offered less than its cold capacity serves everything")
 	// Offered 60 a second, a cold dependency (20 a second) is knocked back and
 	// stays cold: it serves about a third.
-	assert.InDelta(t, float64(coldCapacity)*DefaultCold/coldFull, full.Availability, 0.03)
+	assert.InDelta(t, float64(coldCapacity)*defaultCold/coldFull, full.Availability, 0.03)
 	served := 0
 	for _, s := range full.Seconds[10:60] {
 		served += s.Served
 	}
-	assert.InDelta(t, coldCapacity*DefaultCold, float64(served)/50, 2, "served per second from 10 s on")
+	assert.InDelta(t, coldCapacity*defaultCold, float64(served)/50, 2, "served per second from 10 s on")
 }
 
 func TestScenarioHedging(t *testing.T) {
@@ -176,10 +176,10 @@ func TestScenarioHedging(t *testing.T) {
 	// first 20 samples arm the stage at a low estimate) and climbs toward it:
 	// a minute in, the median delay lies 6% to 14% under it (seeds 1 to 10),
 	// and TestHedgeDelayApproachesItsStablePoint follows it for ten minutes.
-	p95 := model.quantile(hedge.DefaultQuantile)
-	stable := model.settledDelay(p95, hedge.DefaultQuantile)
+	p95 := model.quantile(hedgerule.DefaultQuantile)
+	stable := model.settledDelay(p95, hedgerule.DefaultQuantile)
 	assert.InEpsilon(t, float64(p95), float64(stable), 0.05)
-	assert.InEpsilon(t, float64(stable), float64(model.settledDelay(p95*8/10, hedge.DefaultQuantile)), 0.01, "one stable delay")
+	assert.InEpsilon(t, float64(stable), float64(model.settledDelay(p95*8/10, hedgerule.DefaultQuantile)), 0.01, "one stable delay")
 	d := with.HedgeDelay
 	assert.GreaterOrEqual(t, d, stable*8/10, "delay %v, stable at %v", d, stable)
 	assert.LessOrEqual(t, d, stable*101/100, "delay %v, stable at %v", d, stable)
@@ -192,8 +192,8 @@ func TestScenarioHedging(t *testing.T) {
 	extra := float64(with.HedgesSent) / calls
 	tail := model.survival(d)
 	assert.GreaterOrEqual(t, tail, model.survival(stable*101/100))
-	assert.LessOrEqual(t, extra, 1-hedge.DefaultQuantile+1/calls)
-	assert.InDelta(t, min(tail, 1-hedge.DefaultQuantile), extra, 0.01, "extra load %.4f, P(L > %v) %.4f", extra, d, tail)
+	assert.LessOrEqual(t, extra, 1-hedgerule.DefaultQuantile+1/calls)
+	assert.InDelta(t, min(tail, 1-hedgerule.DefaultQuantile), extra, 0.01, "extra load %.4f, P(L > %v) %.4f", extra, d, tail)
 
 	// A hedged call takes min(L1, d + L2): the hedge wins when d + L2 < L1, and
 	// the p99 x of served calls solves P(L1 > x) P(L2 > x - d) = 1%.
@@ -285,7 +285,7 @@ func TestScenarioSlowCallTrip(t *testing.T) {
 	for _, s := range chased.Seconds[slowFrom/time.Second:] {
 		peak = max(peak, s.SlowFraction)
 	}
-	slice := latency.DefaultWindow / latency.DefaultSlices
+	slice := latency.DefaultWindow / 10 // the estimator's default Slices
 	assert.Less(t, peak, slice.Seconds()/span.Seconds())
 	assert.Greater(t, peak, 0.02, "the onset shows")
 	for _, steady := range [][2]time.Duration{{30 * time.Second, slowFrom}, {slowTo - 15*time.Second, slowTo}} {
@@ -339,10 +339,10 @@ func TestScenariosList(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"retry-storm", "synchronized-probe", "cold-start", "hedging", "slow-call-trip", "ramp-vs-cliff", "probe-lead"}, names)
-	_, ok := Lookup("no-such")
+	_, ok := lookup("no-such")
 	assert.False(t, ok)
 	// The probe scenario's breakers are the defaults but for the jitter.
-	s, _ := Lookup("synchronized-probe")
+	s, _ := lookup("synchronized-probe")
 	v := s.Variants(3)
 	assert.Equal(t, breaker.JitterNone, v[0].Client.Breaker.BreakJitter)
 	assert.Equal(t, breaker.JitterEqual, v[1].Client.Breaker.BreakJitter)
@@ -353,7 +353,7 @@ func TestScenariosList(t *testing.T) {
 // drift a minute in is the approach, not where the stage settles.
 func TestHedgeDelayApproachesItsStablePoint(t *testing.T) {
 	model := fitted(hedgingLatency)
-	stable := model.settledDelay(model.quantile(hedge.DefaultQuantile), hedge.DefaultQuantile)
+	stable := model.settledDelay(model.quantile(hedgerule.DefaultQuantile), hedgerule.DefaultQuantile)
 	c := hedging(1)[1]
 	c.Duration = 10 * time.Minute
 	r, err := Run(c)
@@ -361,14 +361,14 @@ func TestHedgeDelayApproachesItsStablePoint(t *testing.T) {
 	assert.GreaterOrEqual(t, r.HedgeDelay, stable*94/100, "delay %v, stable at %v", r.HedgeDelay, stable)
 	assert.LessOrEqual(t, r.HedgeDelay, stable)
 	extra := float64(r.HedgesSent) / float64(r.Offered)
-	assert.LessOrEqual(t, extra, 1-hedge.DefaultQuantile, "at most MaxExtra")
+	assert.LessOrEqual(t, extra, 1-hedgerule.DefaultQuantile, "at most MaxExtra")
 	assert.Greater(t, extra, 0.045, "and nearly all of it")
 }
 
 // TestAnyScenarioRunsUnderBursts: Under changes how every variant's calls
 // arrive, and nothing else.
 func TestAnyScenarioRunsUnderBursts(t *testing.T) {
-	s, ok := Lookup("retry-storm")
+	s, ok := lookup("retry-storm")
 	require.True(t, ok)
 	even, bursty := s.Variants(1), s.Under(Poisson).Variants(1)
 	require.Len(t, bursty, len(even))

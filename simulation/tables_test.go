@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
 // The figures of docs/simulation.md that span many seeds come from these
@@ -35,10 +35,10 @@ func spread(xs []float64, format string) string {
 func TestTablesHedging(t *testing.T) {
 	tables(t)
 	model := fitted(hedgingLatency)
-	p95 := model.quantile(hedge.DefaultQuantile)
-	stable := model.settledDelay(p95, hedge.DefaultQuantile)
+	p95 := model.quantile(hedgerule.DefaultQuantile)
+	stable := model.settledDelay(p95, hedgerule.DefaultQuantile)
 	t.Logf("model p95 %v; stable delay from above %v, from below %v; P(L > stable) %.4f, P(L > 0.8 stable) %.4f",
-		p95, stable, model.settledDelay(p95*8/10, hedge.DefaultQuantile), model.survival(stable), model.survival(stable*8/10))
+		p95, stable, model.settledDelay(p95*8/10, hedgerule.DefaultQuantile), model.survival(stable), model.survival(stable*8/10))
 	var delay, extra, p99, bare []float64
 	for seed := uint64(1); seed <= 10; seed++ {
 		cs := hedging(seed)
@@ -76,7 +76,7 @@ func TestTablesSlowCallTrip(t *testing.T) {
 	var took, fixedTook, peak, before, during []float64
 	stayOpen := []uint64{}
 	for seed := uint64(1); seed <= 30; seed++ {
-		rs, err := Lookup("slow-call-trip")
+		rs, err := lookup("slow-call-trip")
 		if !err {
 			t.Fatal("no scenario")
 		}
@@ -173,7 +173,7 @@ func TestTablesRampVariants(t *testing.T) {
 			c.Dependency = o
 		}
 	}
-	tight := onBase(func(cp *Capacity) { cp.Base = Healthy{P50: DefaultP50, P99: 40 * time.Millisecond} })
+	tight := onBase(func(cp *Capacity) { cp.Base = Healthy{P50: defaultP50, P99: 40 * time.Millisecond} })
 	noJitter := func(c *Config) { c.Client.Breaker.BreakJitter = breaker.JitterNone }
 	rate := func(r float64) func(c *Config) { return func(c *Config) { c.Rate = r } }
 	both := func(fs ...func(c *Config)) func(c *Config) {
@@ -198,7 +198,7 @@ func TestTablesRampVariants(t *testing.T) {
 		{"60 calls a second", rate(60)},
 		{"a tight tail (base p99 40 ms)", tight},
 		{"a tight tail, 40 calls a second", both(tight, rate(40))},
-		{"a heavy tail (base p99 200 ms)", onBase(func(cp *Capacity) { cp.Base = Healthy{P50: DefaultP50, P99: 200 * time.Millisecond} })},
+		{"a heavy tail (base p99 200 ms)", onBase(func(cp *Capacity) { cp.Base = Healthy{P50: defaultP50, P99: 200 * time.Millisecond} })},
 		{"`Cooldown` 10 s (the default)", onBase(func(cp *Capacity) { cp.Cooldown = 0 })},
 		{"`Cooldown` 10 s, no break jitter", both(onBase(func(cp *Capacity) { cp.Cooldown = 0 }), noJitter)},
 		{"`Warmup` 20 s", onBase(func(cp *Capacity) { cp.Warmup = 20 * time.Second })},
@@ -262,7 +262,7 @@ func TestTablesRampVariants(t *testing.T) {
 // phase.
 func TestTablesProbeLead(t *testing.T) {
 	tables(t)
-	s, _ := Lookup("probe-lead")
+	s, _ := lookup("probe-lead")
 	phases, slow, probes, all := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	var names []string
 	for seed := uint64(1); seed <= 30; seed++ {

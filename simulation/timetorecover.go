@@ -15,7 +15,7 @@ func recovery(faults []Interval, seconds []Second) (recovered bool, first time.D
 		}
 		end = max(end, f.To)
 	}
-	good := func(s Second) bool { return ratio(s.Served, s.Offered) >= RecoveredAvailability }
+	good := func(s Second) bool { return ratio(s.Served, s.Offered) >= recoveredAvailability }
 	from := int((end + time.Second - 1) / time.Second)
 	firstGood, stableFrom := -1, -1
 	for i := from; i < len(seconds); i++ {

@@ -24,17 +24,16 @@ import (
 // ceiling.Config, or a fallback.Config[T] or fault.Config[T], built for T
 // here), by a shared *breaker.Breaker, *ratelimit.Limiter, *bulkhead.Bulkhead
 // or *adaptive.Limiter (guarded here, as their Guard does),
-// or as a pipeline.Policy[T] already built, such as a custom stage that
-// describes itself. So
+// or as a pipeline.Policy[T] already built, such as a custom stage. So
 //
 //	standard.Compose[*http.Response](timeout.Config{Timeout: 5 * time.Second}, retry.Config{Budget: funds}, brk, hedge.Config{Breaker: brk, Budget: funds})
 //
 // is pipeline.New(timeout.New[*http.Response](...), retry.New[*http.Response](...),
 // breaker.Guard[*http.Response](brk), hedge.New[*http.Response](...)) with
 // every error checked. It returns an error naming the position of every stage
-// that cannot be built, and of every composition [pipeline.Check] refuses,
-// instead of panicking as pipeline.New does.
-func Compose[T any](stages ...pipeline.Described) (*pipeline.Pipeline[T], error) {
+// that cannot be built or is none of these, and of every composition
+// [pipeline.Check] refuses, instead of panicking as pipeline.New does.
+func Compose[T any](stages ...any) (*pipeline.Pipeline[T], error) {
 	built := make([]pipeline.Policy[T], len(stages))
 	var errs []error
 	for i, s := range stages {
@@ -59,7 +58,7 @@ func Compose[T any](stages ...pipeline.Described) (*pipeline.Pipeline[T], error)
 }
 
 // stage builds the stage s stands for, for T.
-func stage[T any](s pipeline.Described) (pipeline.Policy[T], error) {
+func stage[T any](s any) (pipeline.Policy[T], error) {
 	switch s := s.(type) {
 	case nil:
 		return nil, errors.New("nil")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
@@ -87,7 +88,7 @@ func TestAKeyOverrideReachesOnlyThatKey(t *testing.T) {
 		}
 		n1, _ := attempts.Load(1)
 		n7, _ := attempts.Load(7)
-		assert.Equal(t, int32(retry.DefaultMaxAttempts), n1.(*atomic.Int32).Load())
+		assert.Equal(t, int32(retryrule.DefaultMaxAttempts), n1.(*atomic.Int32).Load())
 		assert.Equal(t, int32(5), n7.(*atomic.Int32).Load())
 		p, _ := s.Get(7)
 		assert.Equal(t, "shard-7", p.Name())

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
 	"github.com/resilience-go/pipeline/policy/retry"
@@ -108,7 +110,7 @@ func TestARetryOverrideReachesTheRetry(t *testing.T) {
 func TestASlowRepeatableCallIsHedged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := build(t, standard.Config{})
-		for range hedge.DefaultMinSamples {
+		for range hedgerule.DefaultMinSamples {
 			p.Estimator.Record(p.Estimator.Now(), time.Millisecond)
 		}
 		before := p.Budget.Tokens()
@@ -123,7 +125,7 @@ func TestASlowRepeatableCallIsHedged(t *testing.T) {
 		})
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
-		assert.Equal(t, hedge.DefaultMinDelay, time.Since(start))
+		assert.Equal(t, hedgerule.DefaultMinDelay, time.Since(start))
 		assert.Less(t, p.Budget.Tokens(), before)
 	})
 }
@@ -131,7 +133,7 @@ func TestASlowRepeatableCallIsHedged(t *testing.T) {
 func TestNoHedgeLeavesTheStageOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := build(t, standard.Config{NoHedge: true, AttemptTimeout: 50 * time.Millisecond})
-		for range hedge.DefaultMinSamples {
+		for range hedgerule.DefaultMinSamples {
 			p.Estimator.Record(p.Estimator.Now(), time.Millisecond)
 		}
 		var copies atomic.Int32
@@ -140,7 +142,7 @@ func TestNoHedgeLeavesTheStageOut(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		})
-		assert.Equal(t, int32(retry.DefaultMaxAttempts), copies.Load(), "one copy per attempt, none hedged")
+		assert.Equal(t, int32(retryrule.DefaultMaxAttempts), copies.Load(), "one copy per attempt, none hedged")
 	})
 }
 

@@ -28,8 +28,8 @@ import (
 
 	pipelinegrpc "github.com/resilience-go/pipeline/grpc"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/retry"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -62,7 +62,7 @@ func ours(cfg pipelinegrpc.Config, once bool) func(b *testing.B) []grpc.DialOpti
 // attempts and a budget, a count-based breaker set to our defaults; and, if
 // card, the other two: a hedge sharing the retry's budget and a 10 s attempt
 // timeout inside it. The hedge's delay is fixed at our hedge's shortest
-// (hedge.DefaultMinDelay, 10 ms), the delay ours has on loopback, where a
+// (hedgerule.DefaultMinDelay, 10 ms), the delay ours has on loopback, where a
 // call takes tens of microseconds: armed on every call, it never fires, in
 // either client.
 func failsafePolicies(card bool) []failsafe.Policy[*testgrpc.SimpleResponse] {
@@ -73,10 +73,10 @@ func failsafePolicies(card bool) []failsafe.Policy[*testgrpc.SimpleResponse] {
 		WithDelay(breakerconf.DefaultBreakDuration).
 		Build()
 	funds := fsbudget.New()
-	rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retry.DefaultMaxAttempts).WithBudget(funds).Build()
+	rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(funds).Build()
 	policies := []failsafe.Policy[R]{fstimeout.New[R](standard.DefaultTimeout), rp, cb}
 	if card {
-		hp := hedgepolicy.NewBuilderWithDelay[R](hedge.DefaultMinDelay).WithBudget(funds).Build()
+		hp := hedgepolicy.NewBuilderWithDelay[R](hedgerule.DefaultMinDelay).WithBudget(funds).Build()
 		policies = append(policies, hp, fstimeout.New[R](standard.DefaultAttemptTimeout))
 	}
 	return policies

@@ -19,6 +19,15 @@ type Backoff interface {
 	Delay(attempt int, v outcome.Verdict, src rand.Source) time.Duration
 }
 
+// Defaults of retry.Config's zero-valued fields.
+const (
+	// DefaultMaxAttempts is the number of attempts of a call, the first included.
+	DefaultMaxAttempts = 3
+	// DefaultRefusalPause is how long a call refused by an inner stage (an open
+	// breaker) waits before the retry returns the refusal.
+	DefaultRefusalPause = 100 * time.Millisecond
+)
+
 // Rule is the decisions of one retry stage.
 type Rule struct {
 	MaxAttempts int           // at least 1
@@ -29,15 +38,16 @@ type Rule struct {
 }
 
 // New returns the rule of a retry stage's settings: maxAttempts 0 means
-// defaultAttempts, pause 0 means defaultPause and a negative pause none.
+// DefaultMaxAttempts, pause 0 means DefaultRefusalPause and a negative pause
+// none.
 // backoff and src must not be nil (the stage gives its defaults).
-func New(maxAttempts int, backoff Backoff, pause time.Duration, b *budget.Budget, src rand.Source, defaultAttempts int, defaultPause time.Duration) Rule {
+func New(maxAttempts int, backoff Backoff, pause time.Duration, b *budget.Budget, src rand.Source) Rule {
 	if maxAttempts == 0 {
-		maxAttempts = defaultAttempts
+		maxAttempts = DefaultMaxAttempts
 	}
 	switch {
 	case pause == 0:
-		pause = defaultPause
+		pause = DefaultRefusalPause
 	case pause < 0:
 		pause = 0
 	}

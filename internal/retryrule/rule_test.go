@@ -20,17 +20,17 @@ type fixed time.Duration
 func (f fixed) Delay(int, outcome.Verdict, rand.Source) time.Duration { return time.Duration(f) }
 
 func TestNewFillsTheDefaults(t *testing.T) {
-	r := New(0, fixed(0), 0, nil, rand.NewPCG(1, 1), 3, 100*time.Millisecond)
+	r := New(0, fixed(0), 0, nil, rand.NewPCG(1, 1))
 	assert.Equal(t, 3, r.MaxAttempts)
 	assert.Equal(t, 100*time.Millisecond, r.Pause)
-	assert.Zero(t, New(2, fixed(0), -time.Second, nil, rand.NewPCG(1, 1), 3, time.Second).Pause, "negative: no pause")
+	assert.Zero(t, New(2, fixed(0), -time.Second, nil, rand.NewPCG(1, 1)).Pause, "negative: no pause")
 }
 
 // TestAfterDecidesInOrder: each rule of After, first match wins.
 func TestAfterDecidesInOrder(t *testing.T) {
 	transient := outcome.Verdict{Kind: outcome.Transient}
 	hinted := outcome.Verdict{Kind: outcome.Throttled}.WithRetryAfter(5 * time.Second)
-	r := New(3, fixed(time.Second), 0, nil, rand.NewPCG(1, 1), 3, 0)
+	r := New(3, fixed(time.Second), -1, nil, rand.NewPCG(1, 1))
 	for _, c := range []struct {
 		name    string
 		n       int
@@ -53,7 +53,7 @@ func TestAfterDecidesInOrder(t *testing.T) {
 func TestAfterStopsWhenTheBudgetCannotPay(t *testing.T) {
 	b, err := budget.New(budget.Config{Capacity: 1})
 	require.NoError(t, err)
-	r := New(5, fixed(0), 0, b, rand.NewPCG(1, 1), 3, 0)
+	r := New(5, fixed(0), -1, b, rand.NewPCG(1, 1))
 	transient := outcome.Verdict{Kind: outcome.Transient}
 	assert.Equal(t, Step{}, r.After(1, transient, 0, false, criticality.Default), "paid")
 	st := r.After(2, transient, 0, false, criticality.Default)

@@ -8,51 +8,50 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/latency"
 )
 
 // Defaults of [Config]'s zero-valued fields.
 const (
-	// DefaultInitialLimit is the limit a new limiter starts with, before it
+	// defaultInitialLimit is the limit a new limiter starts with, before it
 	// has measured anything: the starting point of Netflix's and failsafe-go's
 	// limiters, enough for a dependency answering in 50 ms to serve 400 calls a
 	// second.
-	DefaultInitialLimit = 20
-	// DefaultMinLimit is the lowest limit: one call at a time still measures
+	defaultInitialLimit = 20
+	// defaultMinLimit is the lowest limit: one call at a time still measures
 	// the dependency, so the limit can always climb back.
-	DefaultMinLimit = 1
-	// DefaultMaxLimit is the highest limit. The limit grows only while calls
+	defaultMinLimit = 1
+	// defaultMaxLimit is the highest limit. The limit grows only while calls
 	// use half of it, so this is a safety cap, not a target.
-	DefaultMaxLimit = 1000
-	// DefaultQuantile is the latency quantile the limiter compares: the fast
+	defaultMaxLimit = 1000
+	// defaultQuantile is the latency quantile the limiter compares: the fast
 	// end of the distribution, what an attempt takes when it does not wait
 	// behind others. A queue delays every call, so it shows there first; the
 	// slow tail says more about the dependency's bad moments than about load.
-	DefaultQuantile = 0.1
-	// DefaultTolerance is how much slower than its baseline the recent
+	defaultQuantile = 0.1
+	// defaultTolerance is how much slower than its baseline the recent
 	// quantile may be before the limiter cuts: 1.5 is well above the noise of
 	// a quantile of a second's samples and the histogram's 19% buckets, and
 	// lets a queue of about half the dependency's capacity form before a cut.
-	DefaultTolerance = 1.5
-	// DefaultInterval is how often the limit is revised: a second holds
+	defaultTolerance = 1.5
+	// defaultInterval is how often the limit is revised: a second holds
 	// enough samples for a quantile at a few dozen calls a second, and is
 	// short next to the time a brownout lasts.
-	DefaultInterval = time.Second
-	// DefaultMinSamples is how many answers an interval, and successes the
+	defaultInterval = time.Second
+	// defaultMinSamples is how many answers an interval, and successes the
 	// estimator's window, must hold for the limit to be revised.
-	DefaultMinSamples = 10
-	// DefaultWindow is the window of the estimator the limiter builds when
+	defaultMinSamples = 10
+	// defaultWindow is the window of the estimator the limiter builds when
 	// Config.Estimator is nil: latency's default, the hedge's 30 s, so that a
 	// limiter's own estimator and a shared one behave alike. A long window
 	// keeps the baseline from following a queue that lasts; a dependency that
 	// turns slower on its own is noticed sooner by the rule itself (see
 	// [Slower]).
-	DefaultWindow = latency.DefaultWindow
-	// DefaultMaxWait is how long a queued call waits for a slot when
+	defaultWindow = latency.DefaultWindow
+	// defaultMaxWait is how long a queued call waits for a slot when
 	// Config.MaxWait is 0 and the limiter has a queue.
-	DefaultMaxWait = time.Second
+	defaultMaxWait = time.Second
 )
 
 // Config configures a [Limiter]. The zero value of every field means its
@@ -66,7 +65,7 @@ type Config struct {
 	// Estimator measures the dependency's latency and supplies the baseline:
 	// its Quantile over its window. Share one among the stages that call the
 	// same dependency (a hedge's). Nil means a new estimator with a
-	// [DefaultWindow] (30 s) window on Clock.
+	// 30 s window on Clock.
 	Estimator *latency.Estimator
 	// FedElsewhere says that another stage records the successful calls into
 	// Estimator: a hedge stage sharing it, placed inside this one. The
@@ -75,35 +74,35 @@ type Config struct {
 	// with a hedge, or each success would be counted twice.
 	FedElsewhere bool
 	// InitialLimit is the limit a new limiter starts with. Zero means
-	// [DefaultInitialLimit] (20), brought between MinLimit and MaxLimit if
+	// 20, brought between MinLimit and MaxLimit if
 	// they exclude it; a value set must lie between them.
 	InitialLimit int
-	// MinLimit is the lowest limit. Zero means [DefaultMinLimit] (1); it must
+	// MinLimit is the lowest limit. Zero means 1; it must
 	// not be negative.
 	MinLimit int
-	// MaxLimit is the highest limit. Zero means [DefaultMaxLimit] (1000); it
+	// MaxLimit is the highest limit. Zero means 1000; it
 	// must not be below MinLimit.
 	MaxLimit int
 	// Quantile is the latency quantile compared, recent against baseline.
-	// Zero means [DefaultQuantile] (0.1); otherwise it must lie in (0, 1).
+	// Zero means 0.1; otherwise it must lie in (0, 1).
 	Quantile float64
 	// Tolerance is how many times its baseline the recent quantile may reach
-	// before the limiter cuts. Zero means [DefaultTolerance] (1.5); otherwise
+	// before the limiter cuts. Zero means 1.5; otherwise
 	// it must be a finite number above 1.
 	Tolerance float64
 	// Interval is how often the limit is revised. Zero means
-	// [DefaultInterval] (1 s); it must not be negative.
+	// 1 s; it must not be negative.
 	Interval time.Duration
 	// MinSamples is how many answers an interval, and successes the
 	// estimator's window, must hold for the limit to be revised. Zero means
-	// [DefaultMinSamples] (10); it must not be negative.
+	// 10; it must not be negative.
 	MinSamples int
 	// MaxQueue is how many calls may wait for a slot when the limit is
 	// reached; one more is refused at once. Zero (the default) means no
 	// queue. It must not be negative.
 	MaxQueue int
 	// MaxWait is how long a queued call waits before it is refused. Zero
-	// means [DefaultMaxWait] (1 s); it must not be negative, and may be set
+	// means 1 s; it must not be negative, and may be set
 	// only with a queue.
 	MaxWait time.Duration
 	// Shares is how much of the limit the calls of each level
@@ -136,10 +135,6 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once.
-func (c Config) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: c.Name} }
-
 // Validate reports every setting that cannot work, each naming its field and
 // value, joined into one error; it returns nil for a usable Config.
 func (c Config) Validate() error {
@@ -148,13 +143,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("adaptive: Config."+format, args...))
 	}
 	if c.InitialLimit < 0 {
-		bad("InitialLimit must not be negative (0 means the default %d), got %d", DefaultInitialLimit, c.InitialLimit)
+		bad("InitialLimit must not be negative (0 means the default %d), got %d", defaultInitialLimit, c.InitialLimit)
 	}
 	if c.MinLimit < 0 {
-		bad("MinLimit must not be negative (0 means the default %d), got %d", DefaultMinLimit, c.MinLimit)
+		bad("MinLimit must not be negative (0 means the default %d), got %d", defaultMinLimit, c.MinLimit)
 	}
 	if c.MaxLimit < 0 {
-		bad("MaxLimit must not be negative (0 means the default %d), got %d", DefaultMaxLimit, c.MaxLimit)
+		bad("MaxLimit must not be negative (0 means the default %d), got %d", defaultMaxLimit, c.MaxLimit)
 	}
 	if d := c.withDefaults(); len(errs) == 0 {
 		switch {
@@ -166,22 +161,22 @@ func (c Config) Validate() error {
 		}
 	}
 	if math.IsNaN(c.Quantile) || c.Quantile < 0 || c.Quantile >= 1 {
-		bad("Quantile must lie in (0, 1) (0 means the default %v), got %v", DefaultQuantile, c.Quantile)
+		bad("Quantile must lie in (0, 1) (0 means the default %v), got %v", defaultQuantile, c.Quantile)
 	}
 	if c.Tolerance != 0 && !(c.Tolerance > 1 && !math.IsInf(c.Tolerance, 1)) {
-		bad("Tolerance must be a finite number above 1 (0 means the default %v), got %v", DefaultTolerance, c.Tolerance)
+		bad("Tolerance must be a finite number above 1 (0 means the default %v), got %v", defaultTolerance, c.Tolerance)
 	}
 	if c.Interval < 0 {
-		bad("Interval must not be negative (0 means the default %v), got %v", DefaultInterval, c.Interval)
+		bad("Interval must not be negative (0 means the default %v), got %v", defaultInterval, c.Interval)
 	}
 	if c.MinSamples < 0 {
-		bad("MinSamples must not be negative (0 means the default %d), got %d", DefaultMinSamples, c.MinSamples)
+		bad("MinSamples must not be negative (0 means the default %d), got %d", defaultMinSamples, c.MinSamples)
 	}
 	if c.MaxQueue < 0 {
 		bad("MaxQueue must not be negative (0 means no queue), got %d", c.MaxQueue)
 	}
 	if c.MaxWait < 0 {
-		bad("MaxWait must not be negative (0 means the default %v), got %v", DefaultMaxWait, c.MaxWait)
+		bad("MaxWait must not be negative (0 means the default %v), got %v", defaultMaxWait, c.MaxWait)
 	} else if c.MaxWait != 0 && c.MaxQueue == 0 {
 		bad("MaxWait is %v but Config.MaxQueue is 0: a wait applies only to a queue", c.MaxWait)
 	}
@@ -201,28 +196,28 @@ func (c Config) Validate() error {
 // A default InitialLimit outside the limits set is brought inside them.
 func (c Config) withDefaults() Config {
 	if c.MinLimit == 0 {
-		c.MinLimit = DefaultMinLimit
+		c.MinLimit = defaultMinLimit
 	}
 	if c.MaxLimit == 0 {
-		c.MaxLimit = DefaultMaxLimit
+		c.MaxLimit = defaultMaxLimit
 	}
 	if c.InitialLimit == 0 {
-		c.InitialLimit = min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit)
+		c.InitialLimit = min(max(defaultInitialLimit, c.MinLimit), c.MaxLimit)
 	}
 	if c.Quantile == 0 {
-		c.Quantile = DefaultQuantile
+		c.Quantile = defaultQuantile
 	}
 	if c.Tolerance == 0 {
-		c.Tolerance = DefaultTolerance
+		c.Tolerance = defaultTolerance
 	}
 	if c.Interval == 0 {
-		c.Interval = DefaultInterval
+		c.Interval = defaultInterval
 	}
 	if c.MinSamples == 0 {
-		c.MinSamples = DefaultMinSamples
+		c.MinSamples = defaultMinSamples
 	}
 	if c.MaxQueue > 0 && c.MaxWait == 0 {
-		c.MaxWait = DefaultMaxWait
+		c.MaxWait = defaultMaxWait
 	}
 	return c
 }

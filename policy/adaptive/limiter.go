@@ -96,7 +96,7 @@ func New(cfg Config) (*Limiter, error) {
 	est := cfg.Estimator
 	if est == nil {
 		var err error
-		if est, err = latency.New(latency.Config{Name: cfg.Name, Window: DefaultWindow, Clock: cfg.Clock}); err != nil {
+		if est, err = latency.New(latency.Config{Name: cfg.Name, Window: defaultWindow, Clock: cfg.Clock}); err != nil {
 			return nil, err // unreachable: the settings are the package's own
 		}
 	}

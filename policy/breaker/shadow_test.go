@@ -170,7 +170,7 @@ func TestHedgeIgnoresAShadowBreaker(t *testing.T) {
 
 			est, err := latency.New(latency.Config{})
 			require.NoError(t, err)
-			for range hedge.DefaultMinSamples {
+			for range hedgerule.DefaultMinSamples {
 				est.Record(est.Now(), time.Millisecond)
 			}
 			h, err := hedge.New[string](hedge.Config{Estimator: est, Breaker: br, Repeatable: true, MaxExtra: 1})

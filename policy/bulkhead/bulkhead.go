@@ -85,7 +85,7 @@ func New(cfg Config) (*Bulkhead, error) {
 		limit:    cfg.MaxConcurrent,
 	}
 	if b.maxWait == 0 {
-		b.maxWait = DefaultMaxWait
+		b.maxWait = defaultMaxWait
 	}
 	b.elapsed.Clock = cfg.Clock
 	b.elapsed.Start()

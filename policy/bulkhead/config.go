@@ -7,16 +7,15 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
 )
 
-// DefaultMaxWait is how long a queued call waits for a slot when Config.MaxWait
+// defaultMaxWait is how long a queued call waits for a slot when Config.MaxWait
 // is 0 and the bulkhead has a queue: long enough for a queue of a few calls to
 // drain through slots held for the tens of milliseconds a remote call takes,
 // short enough to leave a caller with a deadline of a few seconds time to do
 // something else.
-const DefaultMaxWait = time.Second
+const defaultMaxWait = time.Second
 
 // Config configures a [Bulkhead]. The zero value of every field but
 // MaxConcurrent means its default. Settings that cannot work are refused by
@@ -36,7 +35,7 @@ type Config struct {
 	MaxQueue int
 	// MaxWait is how long a queued call waits for a slot before it is
 	// refused; it also gives up when its context ends. Zero means
-	// [DefaultMaxWait] (1 s). It must not be negative, and may be set only
+	// 1 s. It must not be negative, and may be set only
 	// with a queue (MaxQueue above 0).
 	MaxWait time.Duration
 	// Shares is how much of MaxConcurrent the calls of each level
@@ -85,10 +84,6 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once.
-func (c Config) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: c.Name} }
-
 // Validate reports the first impossible value in c, naming the field, or nil.
 func (c Config) Validate() error {
 	if c.MaxConcurrent <= 0 {
@@ -98,7 +93,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bulkhead: Config.MaxQueue must not be negative (0 means no queue), got %d", c.MaxQueue)
 	}
 	if c.MaxWait < 0 {
-		return fmt.Errorf("bulkhead: Config.MaxWait must not be negative (0 means the default %v), got %v", DefaultMaxWait, c.MaxWait)
+		return fmt.Errorf("bulkhead: Config.MaxWait must not be negative (0 means the default %v), got %v", defaultMaxWait, c.MaxWait)
 	}
 	if c.MaxWait != 0 && c.MaxQueue == 0 {
 		return fmt.Errorf("bulkhead: Config.MaxWait is %v but Config.MaxQueue is 0: a wait applies only to a queue", c.MaxWait)

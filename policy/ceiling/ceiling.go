@@ -40,11 +40,11 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	p := &Policy[T]{
 		name:         cfg.Name,
 		est:          cfg.Estimator,
-		multiple:     cmp.Or(cfg.Multiple, DefaultMultiple),
-		quantile:     cmp.Or(cfg.Quantile, DefaultQuantile),
+		multiple:     cmp.Or(cfg.Multiple, defaultMultiple),
+		quantile:     cmp.Or(cfg.Quantile, defaultQuantile),
 		floor:        floor,
 		cap:          ceil,
-		minSamples:   cmp.Or(cfg.MinSamples, DefaultMinSamples),
+		minSamples:   cmp.Or(cfg.MinSamples, defaultMinSamples),
 		fedElsewhere: cfg.FedElsewhere,
 	}
 	if p.est == nil {

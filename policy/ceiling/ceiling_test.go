@@ -219,7 +219,6 @@ func TestCallersDeadlineIsNotACut(t *testing.T) {
 func TestStageInfo(t *testing.T) {
 	info := pipeline.StageInfo{Kind: "ceiling", Name: "db"}
 	assert.Equal(t, info, stage(t, ceiling.Config{Name: "db"}).Stage())
-	assert.Equal(t, info, ceiling.Config{Name: "db"}.Stage())
 }
 
 // Unarmed, a call allocates nothing; armed, it allocates what

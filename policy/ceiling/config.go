@@ -8,33 +8,31 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 )
 
 // Defaults of [Config]'s zero-valued fields.
 const (
-	// DefaultMultiple is how many times the measured quantile an attempt may
+	// defaultMultiple is how many times the measured quantile an attempt may
 	// run: three times the p95 is rarely reached by an attempt that is merely
 	// slow, and soon reached by one that is stuck.
-	DefaultMultiple = 3.0
-	// DefaultQuantile is the latency quantile the ceiling is a multiple of.
-	DefaultQuantile = 0.95
-	// DefaultMinSamples is how many samples the estimator must hold before the
+	defaultMultiple = 3.0
+	// defaultQuantile is the latency quantile the ceiling is a multiple of.
+	defaultQuantile = 0.95
+	// defaultMinSamples is how many samples the estimator must hold before the
 	// stage cuts anything. A cut costs a whole attempt, where a hedge costs
 	// one copy, so it waits for more evidence than the hedge's 20: with 50,
 	// the p95 lies among the three largest samples rather than being the
 	// largest.
-	DefaultMinSamples = 50
-	// DefaultFloor is the shortest ceiling, whatever the measure says: above
+	defaultMinSamples = 50
+	// defaultFloor is the shortest ceiling, whatever the measure says: above
 	// the 200 ms minimum TCP retransmission timeout, so that one lost packet
 	// on a fast dependency's connection is waited out rather than cut.
-	DefaultFloor = 250 * time.Millisecond
-	// DefaultCap is the longest ceiling, whatever the measure says: the
+	defaultFloor = 250 * time.Millisecond
+	// defaultCap is the longest ceiling, whatever the measure says: the
 	// standard pipeline's attempt timeout, so that the stage on its own bounds
 	// an attempt as that timeout would.
-	DefaultCap = 10 * time.Second
+	defaultCap = 10 * time.Second
 )
 
 // Config configures a ceiling stage. The zero value of every field means its
@@ -50,22 +48,22 @@ type Config struct {
 	// Nil means a new estimator with latency's default 30 s window on Clock.
 	Estimator *latency.Estimator
 	// Multiple of the measured quantile an attempt may run before it is cut.
-	// Zero means [DefaultMultiple] (3); otherwise it must be a finite number
+	// Zero means 3; otherwise it must be a finite number
 	// of at least 1, since a ceiling under the quantile would cut healthy
 	// attempts.
 	Multiple float64
 	// Quantile of the estimator's latency the ceiling is a multiple of. Zero
-	// means [DefaultQuantile] (0.95); otherwise it must lie in (0, 1].
+	// means 0.95; otherwise it must lie in (0, 1].
 	Quantile float64
-	// Floor is the shortest ceiling. Zero means [DefaultFloor] (250 ms); it
+	// Floor is the shortest ceiling. Zero means 250 ms; it
 	// must not be negative, nor above the cap.
 	Floor time.Duration
-	// Cap is the longest ceiling. Zero means [DefaultCap] (10 s); it must not
+	// Cap is the longest ceiling. Zero means 10 s; it must not
 	// be negative, nor below the floor.
 	Cap time.Duration
 	// MinSamples is how many samples the estimator must hold over its window
 	// before the stage cuts anything; until then it passes every attempt
-	// through. Zero means [DefaultMinSamples] (50); it must not be negative.
+	// through. Zero means 50; it must not be negative.
 	MinSamples int
 	// FedElsewhere says that another stage records the successful attempts
 	// into Estimator: a hedge stage sharing it, placed inside this one. The
@@ -80,12 +78,6 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
-// Stage says what stage c builds: a ceiling, with its name. Its Timeout is
-// left 0, as the stage's own Stage explains.
-func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: kind.Ceiling, Name: c.Name}
-}
-
 // Validate reports every setting that cannot work, each naming its field and
 // value, joined into one error; it returns nil for a usable Config.
 func (c Config) Validate() error {
@@ -94,22 +86,22 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("ceiling: Config."+format, args...))
 	}
 	if m := c.Multiple; m != 0 && (math.IsNaN(m) || math.IsInf(m, 0) || m < 1) {
-		bad("Multiple must be a finite number of at least 1 (0 means the default %v), got %v", DefaultMultiple, m)
+		bad("Multiple must be a finite number of at least 1 (0 means the default %v), got %v", defaultMultiple, m)
 	}
 	if q := c.Quantile; math.IsNaN(q) || q < 0 || q > 1 {
-		bad("Quantile must lie in (0, 1] (0 means the default %v), got %v", DefaultQuantile, q)
+		bad("Quantile must lie in (0, 1] (0 means the default %v), got %v", defaultQuantile, q)
 	}
 	if c.Floor < 0 {
-		bad("Floor must not be negative (0 means the default %v), got %v", DefaultFloor, c.Floor)
+		bad("Floor must not be negative (0 means the default %v), got %v", defaultFloor, c.Floor)
 	}
 	if c.Cap < 0 {
-		bad("Cap must not be negative (0 means the default %v), got %v", DefaultCap, c.Cap)
+		bad("Cap must not be negative (0 means the default %v), got %v", defaultCap, c.Cap)
 	}
 	if floor, ceil := c.bounds(); c.Floor >= 0 && c.Cap >= 0 && floor > ceil {
 		bad("Floor (%v) must not be above Config.Cap (%v)%s", floor, ceil, defaulted(c))
 	}
 	if c.MinSamples < 0 {
-		bad("MinSamples must not be negative (0 means the default %d), got %d", DefaultMinSamples, c.MinSamples)
+		bad("MinSamples must not be negative (0 means the default %d), got %d", defaultMinSamples, c.MinSamples)
 	}
 	return errors.Join(errs...)
 }
@@ -118,10 +110,10 @@ func (c Config) Validate() error {
 func (c Config) bounds() (floor, ceil time.Duration) {
 	floor, ceil = c.Floor, c.Cap
 	if floor == 0 {
-		floor = DefaultFloor
+		floor = defaultFloor
 	}
 	if ceil == 0 {
-		ceil = DefaultCap
+		ceil = defaultCap
 	}
 	return floor, ceil
 }

@@ -4,8 +4,8 @@
 //
 // A fixed per-attempt timeout is either too tight for the slow end of healthy
 // traffic or so loose that a stuck attempt holds its caller for most of the
-// call's deadline. The ceiling stage reads the p95 ([DefaultQuantile]) of a
-// shared [latency.Estimator] and lets each attempt run [DefaultMultiple] (3)
+// call's deadline. The ceiling stage reads the p95 (by default) of a
+// shared [latency.Estimator] and lets each attempt run 3
 // times that, never less than [Config].Floor (250 ms) and never more than
 // [Config].Cap (10 s). Until the estimator holds [Config].MinSamples (50)
 // samples the stage is unarmed and passes every attempt through: it cuts

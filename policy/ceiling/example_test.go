@@ -21,14 +21,14 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	for range ceiling.DefaultMinSamples { // the attempts measured so far took 20 µs
+	for range 50 { // the default MinSamples: the attempts measured so far took 20 µs
 		est.Record(est.Now(), 20*time.Microsecond)
 	}
 	c, err := ceiling.New[string](ceiling.Config{Estimator: est, Floor: time.Microsecond})
 	if err != nil {
 		panic(err)
 	}
-	p95, _ := est.Quantile(est.Now(), ceiling.DefaultQuantile) // read by bucket, to within 19%
+	p95, _ := est.Quantile(est.Now(), 0.95) // read by bucket, to within 19%
 	limit, armed := c.Limit(est.Now())
 	fmt.Println(armed, p95, limit)
 

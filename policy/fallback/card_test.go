@@ -12,6 +12,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/retry"
@@ -77,7 +78,7 @@ func TestFallbackAfterRetriesRunOut(t *testing.T) {
 		})
 		require.NoError(t, err)
 		assert.Equal(t, "from cache", v)
-		assert.Equal(t, retry.DefaultMaxAttempts, attempts)
+		assert.Equal(t, retryrule.DefaultMaxAttempts, attempts)
 		assert.ErrorIs(t, replaced, pipeline.ErrAttemptsExhausted)
 		assert.ErrorIs(t, replaced, errDown)
 	})

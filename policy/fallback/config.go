@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -27,11 +26,6 @@ type Config[T any] struct {
 	// fallback failed too (see the package documentation). It must be safe for
 	// concurrent use. It has no default: it must be set.
 	Func func(ctx context.Context, r pipeline.Result[T]) (T, error)
-}
-
-// Stage says what stage c builds: a fallback, with its name.
-func (c Config[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: kind.Fallback, Name: c.Name}
 }
 
 // Validate reports the first setting of c that cannot work, naming the field,

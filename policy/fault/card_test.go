@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/fault"
@@ -54,7 +55,7 @@ func TestTransientFaultsAreRetriedAndCounted(t *testing.T) {
 		_, err := card(t, br, fault.Config[string]{Transient: 1}).Execute(t.Context(), work)
 		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
 		assert.ErrorIs(t, err, fault.ErrInjected)
-		assert.Equal(t, retry.DefaultMaxAttempts, br.Snapshot().ConsecutiveFailures)
+		assert.Equal(t, retryrule.DefaultMaxAttempts, br.Snapshot().ConsecutiveFailures)
 	})
 }
 
@@ -94,7 +95,7 @@ func TestInjectedLatencyIsCutByTheAttemptTimeout(t *testing.T) {
 		assert.Equal(t, 3*time.Second, time.Since(start))
 		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
 		assert.ErrorIs(t, err, outcome.ErrTimeout)
-		assert.Equal(t, retry.DefaultMaxAttempts, br.Snapshot().ConsecutiveFailures)
+		assert.Equal(t, retryrule.DefaultMaxAttempts, br.Snapshot().ConsecutiveFailures)
 	})
 }
 

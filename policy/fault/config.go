@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -67,11 +65,6 @@ type Config[T any] struct {
 	// of its own, so any source will do. Nil means math/rand/v2's top-level
 	// generator.
 	Rand rand.Source
-}
-
-// Stage says what stage c builds: a fault stage, with its name.
-func (c Config[T]) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: kind.Fault, Name: c.Name}
 }
 
 // Validate reports every setting that cannot work, each naming its field and

@@ -187,7 +187,6 @@ func TestKindString(t *testing.T) {
 func TestStageInfo(t *testing.T) {
 	info := pipeline.StageInfo{Kind: "fault", Name: "chaos"}
 	assert.Equal(t, info, stage(t, fault.Config[string]{Name: "chaos"}).Stage())
-	assert.Equal(t, info, fault.Config[string]{Name: "chaos"}.Stage())
 }
 
 // Off, on without injecting, and injecting an error: none allocates.

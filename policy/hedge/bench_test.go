@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -15,7 +16,7 @@ func benchStage(b *testing.B, repeatable bool) *pipeline.Pipeline[int] {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for range hedge.DefaultMinSamples {
+	for range hedgerule.DefaultMinSamples {
 		est.Record(est.Now(), time.Microsecond)
 	}
 	h, err := hedge.New[int](hedge.Config{Estimator: est, Repeatable: repeatable})

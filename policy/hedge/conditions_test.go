@@ -14,6 +14,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -132,11 +133,11 @@ func TestHedgesAddAtMostMaxExtra(t *testing.T) {
 	}{
 		{"a quarter", hedge.Config{MaxExtra: 0.25}, 40, 1 + 40/4},
 		{"the default: 1 - Quantile", hedge.Config{}, 200, 1 + 200/20},
-		{"1 - Quantile, never under MinExtra", hedge.Config{Quantile: 1}, 200, 1 + 200/100},
+		{"1 - Quantile, never under hedgerule.MinExtra", hedge.Config{Quantile: 1}, 200, 1 + 200/100},
 		{"three copies: two saved, one a call", hedge.Config{MaxAttempts: 3, MaxExtra: 1}, 10, 2 + 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			est := warm(t, hedge.DefaultMinSamples, time.Millisecond)
+			est := warm(t, hedgerule.DefaultMinSamples, time.Millisecond)
 			tc.cfg.Estimator = est
 			p := stage(t, tc.cfg)
 			sent := 0

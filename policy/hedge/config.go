@@ -6,36 +6,12 @@ import (
 	"math"
 	"time"
 
-	"github.com/resilience-go/pipeline"
-
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/hedgerule"
-	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/breaker"
-)
-
-// Defaults of [Config]'s zero-valued fields, and the breaker condition.
-const (
-	// DefaultQuantile is the latency quantile that sets the hedge delay: a call
-	// still running when 95% of recent successful attempts would have finished
-	// gets a hedge.
-	DefaultQuantile = hedgerule.DefaultQuantile
-	// DefaultMinDelay is the shortest hedge delay, whatever the estimate says.
-	DefaultMinDelay = hedgerule.DefaultMinDelay
-	// DefaultMinSamples is how many samples the estimator must hold before the
-	// stage hedges at all.
-	DefaultMinSamples = hedgerule.DefaultMinSamples
-	// DefaultMaxAttempts is the most attempts of one call in flight at once: the
-	// first and one hedge.
-	DefaultMaxAttempts = hedgerule.DefaultMaxAttempts
-	// MinExtra is the default MaxExtra when 1 - Quantile is smaller.
-	MinExtra = hedgerule.MinExtra
-	// MaxPressure bounds the breaker's [breaker.Breaker.Pressure] under which a
-	// hedge may be sent: half of the way to a trip point.
-	MaxPressure = hedgerule.MaxPressure
 )
 
 // Config configures a hedge stage. The zero value of every field means its
@@ -50,17 +26,17 @@ type Config struct {
 	// Nil means a new estimator with latency's default 30 s window on Clock.
 	Estimator *latency.Estimator
 	// Quantile of the estimator's latency that sets the hedge delay. Zero means
-	// [DefaultQuantile] (0.95); otherwise it must lie in (0, 1].
+	// 0.95; otherwise it must lie in (0, 1].
 	Quantile float64
-	// MinDelay is the shortest hedge delay. Zero means [DefaultMinDelay] (10 ms);
+	// MinDelay is the shortest hedge delay. Zero means 10 ms;
 	// it must not be negative.
 	MinDelay time.Duration
 	// MinSamples is how many samples the estimator must hold before the stage
-	// hedges. Zero means [DefaultMinSamples] (20); it must not be negative.
+	// hedges. Zero means 20; it must not be negative.
 	MinSamples int
 	// MaxAttempts is the most attempts of one call in flight at once, the first
 	// included; each hedge after the first waits another delay. Zero means
-	// [DefaultMaxAttempts] (2); otherwise it must be at least 2.
+	// 2; otherwise it must be at least 2.
 	MaxAttempts int
 	// MaxExtra bounds the hedges the stage sends, as a fraction of the attempts
 	// it arms: each armed attempt earns MaxExtra of a hedge, each hedge spends
@@ -68,14 +44,14 @@ type Config struct {
 	// that hedges add at most MaxExtra to the load however the latency moves,
 	// even while the estimator lags a dependency slowing under load, when a
 	// quantile alone would hedge far more than 1 - Quantile of the attempts.
-	// Zero means 1 - Quantile (0.05 at the default), or [MinExtra] (0.01) if
+	// Zero means 1 - Quantile (0.05 at the default), or 0.01 if
 	// that is less; otherwise it must lie in (0, MaxAttempts-1], and
 	// MaxAttempts-1 lets every armed attempt send all its hedges.
 	MaxExtra float64
-	// Breaker, if set, is the breaker of the same dependency: a hedge is sent only
-	// while it is Closed and its Pressure is below [MaxPressure], unless it is in
-	// shadow mode (breaker.Config.Shadow), which must change nothing. Nil means
-	// no such condition.
+	// Breaker, if set, is the breaker of the same dependency: a hedge is sent
+	// only while it is Closed and its Pressure is below 0.5 (half of the way
+	// to a trip point), unless it is in shadow mode (breaker.Config.Shadow),
+	// which must change nothing. Nil means no such condition.
 	Breaker *breaker.Breaker
 	// Budget pays for hedges: each hedge takes one token, and a hedge the budget
 	// cannot pay for is not sent. Share the retry stage's budget. Nil means
@@ -90,12 +66,6 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once (standard.Compose).
-func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: kind.Hedge, Name: c.Name}
-}
-
 // Validate reports every setting that cannot work, each naming its field and
 // value, joined into one error; it returns nil for a usable Config.
 func (c Config) Validate() error {
@@ -104,7 +74,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("hedge: Config."+format, args...))
 	}
 	if math.IsNaN(c.Quantile) || c.Quantile < 0 || c.Quantile > 1 {
-		bad("Quantile must lie in (0, 1] (0 means the default %v), got %v", DefaultQuantile, c.Quantile)
+		bad("Quantile must lie in (0, 1] (0 means the default %v), got %v", hedgerule.DefaultQuantile, c.Quantile)
 	}
 	if c.MinDelay < 0 {
 		bad("MinDelay must not be negative, got %v", c.MinDelay)
@@ -113,9 +83,9 @@ func (c Config) Validate() error {
 		bad("MinSamples must not be negative, got %d", c.MinSamples)
 	}
 	if c.MaxAttempts < 0 || c.MaxAttempts == 1 {
-		bad("MaxAttempts must be at least 2 (0 means the default %d), got %d", DefaultMaxAttempts, c.MaxAttempts)
+		bad("MaxAttempts must be at least 2 (0 means the default %d), got %d", hedgerule.DefaultMaxAttempts, c.MaxAttempts)
 	}
-	if most := float64(max(c.MaxAttempts, DefaultMaxAttempts) - 1); math.IsNaN(c.MaxExtra) || c.MaxExtra < 0 || c.MaxExtra > most {
+	if most := float64(max(c.MaxAttempts, hedgerule.DefaultMaxAttempts) - 1); math.IsNaN(c.MaxExtra) || c.MaxExtra < 0 || c.MaxExtra > most {
 		bad("MaxExtra must lie in (0, MaxAttempts-1 = %v] (0 means 1 - Quantile), got %v", most, c.MaxExtra)
 	}
 	return errors.Join(errs...)

@@ -4,7 +4,7 @@
 // A few slow calls dominate a service's tail latency, and most of them are slow
 // for reasons that a second copy, sent to another connection or replica, does not
 // share. The hedge stage waits a delay that only a small fraction of attempts
-// outlive, the [DefaultQuantile] (p95) of the latency it measures, and if the
+// outlive, the p95 of the latency it measures, and if the
 // attempt is still running then, sends another copy. The extra load is bounded by
 // construction: about 1 - Quantile of the attempts, and never more than the
 // budget pays for.
@@ -17,7 +17,7 @@
 //   - the estimator holds at least Config.MinSamples (20) samples, so the delay is
 //     a measurement and not a guess;
 //   - the breaker, if the stage has one, is Closed and its
-//     [breaker.Breaker.Pressure] is below [MaxPressure] (one half): hedging must
+//     [breaker.Breaker.Pressure] is below one half: hedging must
 //     not push a struggling dependency over its trip point; it is asked when the
 //     call starts and again when the hedge is due;
 //   - the budget, if the stage has one, pays one token for the hedge when it is

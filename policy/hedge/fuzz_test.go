@@ -13,6 +13,7 @@ import (
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/hedge"
 
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
@@ -73,12 +74,12 @@ func FuzzConfig(f *testing.F) {
 			for range recorded {
 				est.Record(est.Now(), time.Duration(sample))
 			}
-			q, n := est.Quantile(est.Now(), cmp.Or(quantile, hedge.DefaultQuantile))
+			q, n := est.Quantile(est.Now(), cmp.Or(quantile, hedgerule.DefaultQuantile))
 			delay, armed := hedge.RuleOf(p).Delay(est.Now())
-			if armed != (int(recorded) >= cmp.Or(minSamples, hedge.DefaultMinSamples)) || n != int(recorded) {
+			if armed != (int(recorded) >= cmp.Or(minSamples, hedgerule.DefaultMinSamples)) || n != int(recorded) {
 				t.Fatalf("Delay armed %v with %d samples (%d held), MinSamples %d", armed, recorded, n, minSamples)
 			}
-			floor := cmp.Or(time.Duration(minDelay), hedge.DefaultMinDelay)
+			floor := cmp.Or(time.Duration(minDelay), hedgerule.DefaultMinDelay)
 			if armed && delay != max(q, floor) {
 				t.Fatalf("Delay() = %v, want the quantile %v but at least %v", delay, q, floor)
 			}
@@ -99,7 +100,7 @@ func FuzzConfig(f *testing.F) {
 				}
 			})
 			copies := int(calls.Load())
-			if v != 1 || err != nil || copies < 1 || copies > cmp.Or(maxAttempts, hedge.DefaultMaxAttempts) ||
+			if v != 1 || err != nil || copies < 1 || copies > cmp.Or(maxAttempts, hedgerule.DefaultMaxAttempts) ||
 				(!armed && copies != 1) || (armed && copies > 1+int(took/delay)) {
 				t.Fatalf("work of %v, hedge delay %v (armed %v): %d, %v after %d copies", took, delay, armed, v, err, copies)
 			}

@@ -42,7 +42,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	p := &Policy[T]{
 		name:        cfg.Name,
 		est:         cfg.Estimator,
-		maxAttempts: cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts),
+		maxAttempts: cmp.Or(cfg.MaxAttempts, hedgerule.DefaultMaxAttempts),
 		budget:      cfg.Budget,
 		repeatable:  cfg.Repeatable,
 		sched:       callctx.NewSchedule(cfg.Clock),

@@ -48,14 +48,14 @@ func TestASlowCallIsHedgedAfterTheDelayAndTheFasterCopyWins(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
 		// The estimate is 1 ms, so the delay is the 10 ms minimum.
-		assert.Equal(t, hedge.DefaultMinDelay+3*time.Millisecond, took)
+		assert.Equal(t, hedgerule.DefaultMinDelay+3*time.Millisecond, took)
 		assert.EqualValues(t, 2, w.calls.Load())
 		assert.Equal(t, []int{0}, w.canceledCopies(), "the overtaken first copy is cancelled")
 		assert.Zero(t, w.running.Load(), "a copy was still running when Execute returned")
 		synctest.Wait()
 		assert.Equal(t, before, pipelinetest.Goroutines())
 		require.Len(t, ev.named("hedge.sent"), 1)
-		assert.Equal(t, hedge.Hedged{Attempt: 1, Hedge: 1, Delay: hedge.DefaultMinDelay}, ev.named("hedge.sent")[0])
+		assert.Equal(t, hedge.Hedged{Attempt: 1, Hedge: 1, Delay: hedgerule.DefaultMinDelay}, ev.named("hedge.sent")[0])
 	})
 }
 
@@ -80,8 +80,8 @@ func TestTheDelayIsTheQuantileOfTheEstimator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		est := warm(t, 100, 40*time.Millisecond)
 		p := stage(t, hedge.Config{Estimator: est})
-		want, _ := est.Quantile(est.Now(), hedge.DefaultQuantile)
-		require.Greater(t, want, hedge.DefaultMinDelay)
+		want, _ := est.Quantile(est.Now(), hedgerule.DefaultQuantile)
+		require.Greater(t, want, hedgerule.DefaultMinDelay)
 		ev := new(events)
 		w := &work{plans: []copyPlan{{after: time.Second}, {after: time.Millisecond, value: "hedge"}}}
 		_, took, err := execute(t.Context(), p, w, ev)
@@ -294,8 +294,9 @@ func TestACopyThatIgnoresCancellationIsAbandonedByTheTimeoutsGuard(t *testing.T)
 		})
 		require.NoError(t, err)
 		assert.Equal(t, "hedge", v)
-		// The hedge wins at 11 ms; the first copy is abandoned one grace later.
-		assert.Equal(t, 11*time.Millisecond+timeout.DefaultGrace, time.Since(start))
+		// The hedge wins at 11 ms; the first copy is abandoned one grace (the
+		// timeout's default, 50 ms) later.
+		assert.Equal(t, 11*time.Millisecond+50*time.Millisecond, time.Since(start))
 		<-firstReturned // the abandoned copy ends on its own, after the call returned
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -37,7 +38,7 @@ func samples(est *latency.Estimator) int {
 func stage(t *testing.T, cfg hedge.Config) *hedge.Policy[string] {
 	t.Helper()
 	if cfg.Estimator == nil {
-		cfg.Estimator = warm(t, hedge.DefaultMinSamples, time.Millisecond)
+		cfg.Estimator = warm(t, hedgerule.DefaultMinSamples, time.Millisecond)
 	}
 	cfg.Repeatable = true
 	p, err := hedge.New[string](cfg)

@@ -13,6 +13,7 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
 
@@ -43,7 +44,7 @@ func TestAPanickingHookOnASentHedgeReachesTheCaller(t *testing.T) {
 		pe := raised(func() { _, _, _ = execute(t.Context(), p, w, nil, panicOn("hedge.sent")) })
 		require.NotNil(t, pe, "the hook's panic must reach the caller")
 		assert.Equal(t, "hook down on hedge.sent", pe.Value)
-		assert.Equal(t, hedge.DefaultMinDelay, time.Since(start), "the first copy was canceled at once")
+		assert.Equal(t, hedgerule.DefaultMinDelay, time.Since(start), "the first copy was canceled at once")
 		assert.Equal(t, []int{0}, w.canceledCopies())
 	})
 }
@@ -77,7 +78,7 @@ func TestAPanickingHedgeCancelsTheFirstCopy(t *testing.T) {
 		pe := raised(func() { _, _, _ = execute(t.Context(), p, w, nil) })
 		require.NotNil(t, pe)
 		assert.Equal(t, "hedge down", pe.Value)
-		assert.Equal(t, hedge.DefaultMinDelay+time.Millisecond, time.Since(start), "not an hour")
+		assert.Equal(t, hedgerule.DefaultMinDelay+time.Millisecond, time.Since(start), "not an hour")
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/policy/hedge"
 )
@@ -21,7 +22,7 @@ func TestCopiesAreNumberedAndAWinIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		est, err := latency.New(latency.Config{})
 		require.NoError(t, err)
-		for range hedge.DefaultMinSamples {
+		for range hedgerule.DefaultMinSamples {
 			est.Record(est.Now(), time.Millisecond)
 		}
 		h, err := hedge.New[int](hedge.Config{Estimator: est, Repeatable: true})

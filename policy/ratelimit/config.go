@@ -7,7 +7,6 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
 )
 
@@ -19,8 +18,8 @@ const (
 	// network, timers); a tenth of a second of tokens absorbs that jitter while
 	// holding any one second to 1.1 times the rate.
 	DefaultBurstWindow = 100 * time.Millisecond
-	// MaxRate is the highest rate a limiter can time: one call a nanosecond.
-	MaxRate = 1e9
+	// maxRate is the highest rate a limiter can time: one call a nanosecond.
+	maxRate = 1e9
 )
 
 // Config configures a rate [Limiter]. The zero value of every field but Rate
@@ -32,7 +31,8 @@ type Config struct {
 	// pipeline.Source.Name). Empty means unnamed.
 	Name string
 	// Rate is how many calls a second the limiter admits on average. It has no
-	// default: it must be positive, finite and at most [MaxRate].
+	// default: it must be positive, finite and at most 1e9 (one call a
+	// nanosecond).
 	Rate float64
 	// Burst is how many calls the limiter admits at once after a quiet spell:
 	// the size of its bucket. A new limiter starts full. Zero means the tokens
@@ -60,14 +60,10 @@ type Config struct {
 	Clock clockwork.Clock
 }
 
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once.
-func (c Config) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: c.Name} }
-
 // Validate reports the first impossible value in c, naming the field, or nil.
 func (c Config) Validate() error {
-	if math.IsNaN(c.Rate) || c.Rate <= 0 || c.Rate > MaxRate {
-		return fmt.Errorf("ratelimit: Config.Rate must be positive and at most %g calls a second, got %v", float64(MaxRate), c.Rate)
+	if math.IsNaN(c.Rate) || c.Rate <= 0 || c.Rate > maxRate {
+		return fmt.Errorf("ratelimit: Config.Rate must be positive and at most %g calls a second, got %v", float64(maxRate), c.Rate)
 	}
 	if c.Burst < 0 {
 		return fmt.Errorf("ratelimit: Config.Burst must not be negative (0 means the tokens of %v), got %d", DefaultBurstWindow, c.Burst)

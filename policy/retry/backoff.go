@@ -11,16 +11,16 @@ import (
 
 // Defaults of the backoffs' zero-valued fields.
 const (
-	// DefaultBase is the nominal delay before the first retry after a Transient
+	// defaultBase is the nominal delay before the first retry after a Transient
 	// failure, and the default interval of [Constant].
-	DefaultBase = 100 * time.Millisecond
-	// DefaultThrottledBase is the nominal delay before the first retry after a
+	defaultBase = 100 * time.Millisecond
+	// defaultThrottledBase is the nominal delay before the first retry after a
 	// Throttled failure that came without a retry-after hint.
-	DefaultThrottledBase = time.Second
-	// DefaultFactor is the growth of the nominal delay from one retry to the next.
-	DefaultFactor = 2.0
-	// DefaultMaxDelay caps every delay, and a server's retry-after hint.
-	DefaultMaxDelay = 30 * time.Second
+	defaultThrottledBase = time.Second
+	// defaultFactor is the growth of the nominal delay from one retry to the next.
+	defaultFactor = 2.0
+	// defaultMaxDelay caps every delay, and a server's retry-after hint.
+	defaultMaxDelay = 30 * time.Second
 )
 
 // Backoff decides how long to wait before a retry. It must be a pure function of
@@ -52,15 +52,15 @@ func (f BackoffFunc) Delay(attempt int, v outcome.Verdict, src rand.Source) time
 // and 1 s, 2 s, 4 s, ... for throttled ones.
 type Exponential struct {
 	// Base is the nominal delay before the first retry of a Transient failure.
-	// Zero means [DefaultBase] (100 ms).
+	// Zero means 100 ms.
 	Base time.Duration
 	// ThrottledBase is the nominal delay before the first retry of a Throttled
-	// failure without a hint. Zero means [DefaultThrottledBase] (1 s).
+	// failure without a hint. Zero means 1 s.
 	ThrottledBase time.Duration
 	// Factor multiplies the nominal delay at each retry; at least 1. Zero means
-	// [DefaultFactor] (2).
+	// 2.
 	Factor float64
-	// Max caps every delay and every hint. Zero means [DefaultMaxDelay] (30 s).
+	// Max caps every delay and every hint. Zero means 30 s.
 	Max time.Duration
 	// Jitter spreads the capped delay. The zero value is [FullJitter].
 	Jitter Jitter
@@ -93,16 +93,16 @@ func (e Exponential) Validate() error {
 // withDefaults returns e with every zero field replaced by its default.
 func (e Exponential) withDefaults() Exponential {
 	if e.Base == 0 {
-		e.Base = DefaultBase
+		e.Base = defaultBase
 	}
 	if e.ThrottledBase == 0 {
-		e.ThrottledBase = DefaultThrottledBase
+		e.ThrottledBase = defaultThrottledBase
 	}
 	if e.Factor == 0 {
-		e.Factor = DefaultFactor
+		e.Factor = defaultFactor
 	}
 	if e.Max == 0 {
-		e.Max = DefaultMaxDelay
+		e.Max = defaultMaxDelay
 	}
 	return e
 }
@@ -139,10 +139,10 @@ func (e Exponential) Nominal(attempt int, k outcome.Kind) time.Duration {
 // jitter. The zero value waits 100 ms with full jitter and caps hints at 30 s.
 type Constant struct {
 	// Interval is the nominal delay before every retry. Zero means
-	// [DefaultBase] (100 ms).
+	// 100 ms.
 	Interval time.Duration
 	// Max caps a server's hint, and must not be below Interval. Zero means
-	// [DefaultMaxDelay] (30 s).
+	// 30 s.
 	Max time.Duration
 	// Jitter spreads the interval. The zero value is [FullJitter].
 	Jitter Jitter
@@ -166,10 +166,10 @@ func (c Constant) Validate() error {
 // withDefaults returns c with every zero field replaced by its default.
 func (c Constant) withDefaults() Constant {
 	if c.Interval == 0 {
-		c.Interval = DefaultBase
+		c.Interval = defaultBase
 	}
 	if c.Max == 0 {
-		c.Max = DefaultMaxDelay
+		c.Max = defaultMaxDelay
 	}
 	return c
 }

@@ -5,19 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/resilience-go/pipeline"
-
 	"github.com/resilience-go/pipeline/budget"
-	"github.com/resilience-go/pipeline/internal/kind"
-)
-
-// Defaults of [Config]'s zero-valued fields.
-const (
-	// DefaultMaxAttempts is the number of attempts of a call, the first included.
-	DefaultMaxAttempts = 3
-	// DefaultRefusalPause is how long a call refused by an inner stage (an open
-	// breaker) waits before the retry returns the refusal.
-	DefaultRefusalPause = 100 * time.Millisecond
 )
 
 // Config configures a retry stage. The zero value of every field means its
@@ -29,7 +17,7 @@ type Config struct {
 	// pipeline.Source.Name). Empty means unnamed.
 	Name string
 	// MaxAttempts is the most attempts one call makes, counting the first, so 1
-	// means no retry. Zero means [DefaultMaxAttempts] (3).
+	// means no retry. Zero means 3.
 	MaxAttempts int
 	// Backoff decides the wait before each retry. Nil means the zero
 	// [Exponential]: 100 ms (1 s when throttled) doubling up to 30 s, full jitter.
@@ -46,7 +34,7 @@ type Config struct {
 	// breaker) waits before it returns, at most until the call's deadline and
 	// the refusal's own hint, and less if the caller cancels, so a caller that
 	// loops on refusals cannot spin.
-	// Zero means [DefaultRefusalPause] (100 ms); a negative value means no pause,
+	// Zero means 100 ms; a negative value means no pause,
 	// for callers that pace themselves (a server that sheds the request at once).
 	RefusalPause time.Duration
 }
@@ -54,12 +42,6 @@ type Config struct {
 // validator is implemented by backoffs that can check their own settings, such as
 // [Exponential] and [Constant].
 type validator interface{ Validate() error }
-
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once (standard.Compose).
-func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: kind.Retry, Name: c.Name}
-}
 
 // Validate reports the first setting that cannot work, naming the field and its
 // value, or nil. Zero values are valid: they mean the defaults. It also validates

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -11,10 +12,10 @@ import (
 func TestConfigZeroValueMeansDefaults(t *testing.T) {
 	p, err := New[int](Config{})
 	require.NoError(t, err)
-	assert.Equal(t, DefaultMaxAttempts, p.rule.MaxAttempts)
+	assert.Equal(t, retryrule.DefaultMaxAttempts, p.rule.MaxAttempts)
 	assert.Equal(t, Exponential{}, p.rule.Backoff)
 	assert.Equal(t, globalSource{}, p.rule.Rand)
-	assert.Equal(t, DefaultRefusalPause, p.rule.Pause)
+	assert.Equal(t, retryrule.DefaultRefusalPause, p.rule.Pause)
 	assert.Nil(t, p.rule.Budget)
 }
 

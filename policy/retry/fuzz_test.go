@@ -13,6 +13,7 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/retry"
 
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
@@ -191,7 +192,7 @@ func FuzzConfig(f *testing.F) {
 		}
 		attempts := max(maxAttempts, 0)
 		if attempts == 0 {
-			attempts = retry.DefaultMaxAttempts
+			attempts = retryrule.DefaultMaxAttempts
 		}
 		failures := int(fails % 4)
 		limit := orDefault(backoff.Max, retry.DefaultMaxDelay)

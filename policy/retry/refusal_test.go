@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/retryrule"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -53,10 +54,10 @@ func TestRefusalOnTheFirstAttemptPausesThenStops(t *testing.T) {
 		_, err := p.Execute(t.Context(), w.fn)
 
 		assert.Empty(t, w.attempts())
-		assert.Equal(t, DefaultRefusalPause, time.Since(start), "a caller looping on refusals cannot spin")
+		assert.Equal(t, retryrule.DefaultRefusalPause, time.Since(start), "a caller looping on refusals cannot spin")
 		e := stopError(t, err)
 		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
-		assert.Equal(t, time.Minute-DefaultRefusalPause, e.RetryAfter, "the hint as the caller receives it, after the pause")
+		assert.Equal(t, time.Minute-retryrule.DefaultRefusalPause, e.RetryAfter, "the hint as the caller receives it, after the pause")
 		assert.Zero(t, e.Attempts)
 		assert.NoError(t, e.Err)
 		stops := ev.stops()
@@ -146,7 +147,7 @@ func TestSelfImposedVerdictWithoutStopError(t *testing.T) {
 		e := stopError(t, err)
 		assert.Equal(t, "retry", e.Stage)
 		assert.Equal(t, pipeline.DependencyUnavailable, e.Reason)
-		assert.Equal(t, time.Second-DefaultRefusalPause, e.RetryAfter)
+		assert.Equal(t, time.Second-retryrule.DefaultRefusalPause, e.RetryAfter)
 	})
 }
 

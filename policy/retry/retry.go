@@ -44,7 +44,7 @@ func rule(cfg Config) retryrule.Rule {
 	if src == nil {
 		src = globalSource{}
 	}
-	return retryrule.New(cfg.MaxAttempts, backoff, cfg.RefusalPause, cfg.Budget, src, DefaultMaxAttempts, DefaultRefusalPause)
+	return retryrule.New(cfg.MaxAttempts, backoff, cfg.RefusalPause, cfg.Budget, src)
 }
 
 // Execute runs attempts of the stages inside it until one succeeds or the call

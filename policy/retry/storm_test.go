@@ -58,11 +58,14 @@ func storm(t *testing.T, b *budget.Budget, succeedEvery int64) stormResult {
 	return res
 }
 
+// The default budget's deposit per success and refill per second.
+const depositPerSuccess, refillPerSecond = 0.1, 3.0
+
 // bound is what the budget allows: every first attempt, plus the deposits of the
 // successes, the refill over the run and the full bucket it started with.
 func (r stormResult) bound(b *budget.Budget) float64 {
-	return float64(r.calls) + budget.DefaultDepositPerSuccess*float64(r.successes) +
-		budget.DefaultRefillPerSecond*r.elapsed.Seconds() + b.Capacity()
+	return float64(r.calls) + depositPerSuccess*float64(r.successes) +
+		refillPerSecond*r.elapsed.Seconds() + b.Capacity()
 }
 
 func TestRetryStorm(t *testing.T) {
@@ -95,7 +98,7 @@ func TestRetryStorm(t *testing.T) {
 			require.Positive(t, r.successes)
 			assert.LessOrEqual(t, float64(r.attempts), r.bound(b))
 			retries := float64(r.attempts - r.calls)
-			assert.Greater(t, retries, b.Capacity()+budget.DefaultRefillPerSecond*r.elapsed.Seconds(),
+			assert.Greater(t, retries, b.Capacity()+refillPerSecond*r.elapsed.Seconds(),
 				"deposits from successes pay for more retries than the bucket and the refill alone")
 		})
 	})

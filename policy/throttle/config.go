@@ -8,32 +8,30 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-
-	"github.com/resilience-go/pipeline"
 )
 
 // Defaults and limits of [Config]'s fields.
 const (
-	// DefaultK is the multiplier of the accepts: the throttle starts to
+	// defaultK is the multiplier of the accepts: the throttle starts to
 	// refuse once the requests of its window outnumber K times the accepts.
 	// 2 is the SRE book's choice: the client sends up to twice what the
 	// dependency accepts, which spends some of the dependency's effort on
 	// rejections but notices its recovery quickly. A lower K sheds sooner,
 	// a higher K later.
-	DefaultK = 2
-	// DefaultWindow is how far back the counts go, the book's two minutes:
+	defaultK = 2
+	// defaultWindow is how far back the counts go, the book's two minutes:
 	// long enough that a few seconds of bad luck do not swing the
 	// probability, short enough that an outage is forgotten within minutes
 	// of its end.
-	DefaultWindow = 2 * time.Minute
-	// DefaultBuckets is how many slices divide the window: 12, of 10 s each
+	defaultWindow = 2 * time.Minute
+	// defaultBuckets is how many slices divide the window: 12, of 10 s each
 	// at the default window. The window slides a slice at a time, so it
 	// holds between Window × (Buckets-1)/Buckets and Window of history, and
 	// each step forgets the oldest twelfth of that span at once.
-	DefaultBuckets = 12
-	// MaxBuckets is the most slices a window may have.
-	MaxBuckets = 1000
-	// DefaultMaxRejection caps the probability of a refusal. The book's rule
+	defaultBuckets = 12
+	// maxBuckets is the most slices a window may have.
+	maxBuckets = 1000
+	// defaultMaxRejection caps the probability of a refusal. The book's rule
 	// alone, against a dependency that rejects everything, refuses all but
 	// one in requests+1 calls, so that the very calls that would show its
 	// recovery become rare, and the throttle lets go of a recovered
@@ -43,7 +41,7 @@ const (
 	// nothing again 3.5 minutes after the dependency came back, where the
 	// uncapped rule took over 10 and sent 18% less while it was down
 	// (TestRecoveryAfterAnOutage).
-	DefaultMaxRejection = 0.9
+	defaultMaxRejection = 0.9
 )
 
 // Config configures a [Throttle]. The zero value of every field means its
@@ -55,20 +53,19 @@ type Config struct {
 	// pipeline.Source.Name). Empty means unnamed.
 	Name string
 	// K is the multiplier of the accepts in the rule
-	// (requests - K × accepts) / (requests + 1). Zero means [DefaultK] (2);
+	// (requests - K × accepts) / (requests + 1). Zero means 2;
 	// otherwise it must be a finite number of at least 1: below 1 the
 	// throttle would refuse calls to a dependency that accepts every one.
 	K float64
-	// Window is how far back the counts go. Zero means [DefaultWindow]
-	// (2 min); it must not be negative, and must be at least Buckets
-	// nanoseconds.
+	// Window is how far back the counts go. Zero means 2 min; it must not
+	// be negative, and must be at least Buckets nanoseconds.
 	Window time.Duration
 	// Buckets is how many slices divide the window; the window slides a
-	// slice at a time. Zero means [DefaultBuckets] (12); it must not be
-	// negative nor above [MaxBuckets].
+	// slice at a time. Zero means 12; it must
+	// not be negative nor above 1,000.
 	Buckets int
 	// MaxRejection is the highest probability of a refusal. Zero means
-	// [DefaultMaxRejection] (0.9); otherwise it must lie in (0, 1], and 1
+	// 0.9; otherwise it must lie in (0, 1], and 1
 	// means no cap.
 	MaxRejection float64
 	// Clock is the clock the window slides on. Nil means real time.
@@ -80,10 +77,6 @@ type Config struct {
 	Rand rand.Source
 }
 
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once.
-func (c Config) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: c.Name} }
-
 // Validate reports every setting that cannot work, each naming its field and
 // value, joined into one error; it returns nil for a usable Config.
 func (c Config) Validate() error {
@@ -92,19 +85,19 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("throttle: Config."+format, args...))
 	}
 	if c.K != 0 && !(c.K >= 1 && !math.IsInf(c.K, 1)) {
-		bad("K must be a finite number of at least 1 (0 means the default %v), got %v", DefaultK, c.K)
+		bad("K must be a finite number of at least 1 (0 means the default %v), got %v", defaultK, c.K)
 	}
 	if c.Window < 0 {
-		bad("Window must not be negative (0 means the default %v), got %v", DefaultWindow, c.Window)
+		bad("Window must not be negative (0 means the default %v), got %v", defaultWindow, c.Window)
 	}
-	if c.Buckets < 0 || c.Buckets > MaxBuckets {
-		bad("Buckets must lie between 1 and %d (0 means the default %d), got %d", MaxBuckets, DefaultBuckets, c.Buckets)
+	if c.Buckets < 0 || c.Buckets > maxBuckets {
+		bad("Buckets must lie between 1 and %d (0 means the default %d), got %d", maxBuckets, defaultBuckets, c.Buckets)
 	}
-	if d := c.withDefaults(); c.Window >= 0 && c.Buckets >= 0 && c.Buckets <= MaxBuckets && d.Window < time.Duration(d.Buckets) {
+	if d := c.withDefaults(); c.Window >= 0 && c.Buckets >= 0 && c.Buckets <= maxBuckets && d.Window < time.Duration(d.Buckets) {
 		bad("Window must be at least Config.Buckets (%d, defaults included) nanoseconds, got %v", d.Buckets, d.Window)
 	}
 	if c.MaxRejection != 0 && !(c.MaxRejection > 0 && c.MaxRejection <= 1) {
-		bad("MaxRejection must lie in (0, 1] (0 means the default %v, 1 no cap), got %v", DefaultMaxRejection, c.MaxRejection)
+		bad("MaxRejection must lie in (0, 1] (0 means the default %v, 1 no cap), got %v", defaultMaxRejection, c.MaxRejection)
 	}
 	return errors.Join(errs...)
 }
@@ -112,16 +105,16 @@ func (c Config) Validate() error {
 // withDefaults returns c with every zero field replaced by its default.
 func (c Config) withDefaults() Config {
 	if c.K == 0 {
-		c.K = DefaultK
+		c.K = defaultK
 	}
 	if c.Window == 0 {
-		c.Window = DefaultWindow
+		c.Window = defaultWindow
 	}
 	if c.Buckets == 0 {
-		c.Buckets = DefaultBuckets
+		c.Buckets = defaultBuckets
 	}
 	if c.MaxRejection == 0 {
-		c.MaxRejection = DefaultMaxRejection
+		c.MaxRejection = defaultMaxRejection
 	}
 	return c
 }

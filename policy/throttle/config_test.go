@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/throttle"
 )
 
@@ -90,12 +91,10 @@ func TestGuardRefusesANilOrZeroThrottle(t *testing.T) {
 	})
 }
 
-func TestConfigStandsForItsStage(t *testing.T) {
-	cfg := throttle.Config{Name: "search"}
-	assert.Equal(t, "throttle", cfg.Stage().Kind)
-	assert.Equal(t, "search", cfg.Stage().Name)
-	th := mustNew(t, cfg)
-	assert.Equal(t, cfg.Stage(), th.Stage())
-	assert.Equal(t, cfg.Stage(), throttle.Guard[int](th).Stage())
+func TestStageInfo(t *testing.T) {
+	th := mustNew(t, throttle.Config{Name: "search"})
+	want := pipeline.StageInfo{Kind: "throttle", Name: "search"}
+	assert.Equal(t, want, th.Stage())
+	assert.Equal(t, want, throttle.Guard[int](th).Stage())
 	assert.Equal(t, "search", th.Name())
 }

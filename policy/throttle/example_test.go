@@ -60,7 +60,7 @@ func Example() {
 	report("still overloaded")
 	fmt.Println(refusal)
 	sent = 0
-	clock.Advance(throttle.DefaultWindow)
+	clock.Advance(2 * time.Minute) // the default Window
 	report("two minutes later")
 	// Output:
 	// healthy: sent 100, 100 requests, 100 accepts, probability 0.00

@@ -3,14 +3,11 @@ package timeout
 import (
 	"fmt"
 	"time"
-
-	"github.com/resilience-go/pipeline"
-	"github.com/resilience-go/pipeline/internal/kind"
 )
 
-// DefaultGrace is how long a guarding stage waits, after canceling the inner
+// defaultGrace is how long a guarding stage waits, after canceling the inner
 // context, for the work to return before abandoning it.
-const DefaultGrace = 50 * time.Millisecond
+const defaultGrace = 50 * time.Millisecond
 
 // Config configures a timeout stage. The zero value of every field but Timeout
 // means its default.
@@ -31,7 +28,7 @@ type Config struct {
 	// returns, however late.
 	Abandon bool
 	// Grace is how long a stage that may abandon the work waits for it after
-	// canceling its context. Zero means [DefaultGrace] (50 ms); it must not be
+	// canceling its context. Zero means 50 ms; it must not be
 	// negative, and may be set only with Abandon.
 	Grace time.Duration
 	// UntilReturn ends the deadline when the work returns a value in time:
@@ -42,12 +39,6 @@ type Config struct {
 	// http.Client.Timeout bounds a body. A call may ask for it on every
 	// timeout stage it passes with [UntilReturn].
 	UntilReturn bool
-}
-
-// Stage says what stage c builds, so that a Config can stand for its stage
-// where the result type is given once (standard.Compose).
-func (c Config) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: kind.Timeout, Name: c.Name, Timeout: c.Timeout}
 }
 
 // Validate reports the first impossible value in c, naming the field.

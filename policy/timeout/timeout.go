@@ -30,7 +30,7 @@ func New[T any](cfg Config) (*Policy[T], error) {
 	p := &Policy[T]{name: cfg.Name, timeout: cfg.Timeout, cause: &Error{Duration: cfg.Timeout}, untilReturn: cfg.UntilReturn}
 	p.expiry = callctx.NewSchedule(nil)
 	if cfg.Abandon {
-		p.grace = cmp.Or(cfg.Grace, DefaultGrace)
+		p.grace = cmp.Or(cfg.Grace, defaultGrace)
 	}
 	return p, nil
 }

@@ -7,6 +7,8 @@
 //
 //	go run ./scripts/apicount
 //	go run ./scripts/apicount otel grpc fleet
+//
+// With -names it prints each package's names too, one per line.
 package main
 
 import (
@@ -21,6 +23,8 @@ import (
 	"slices"
 	"strings"
 )
+
+var names = flag.Bool("names", false, "print every exported name")
 
 func main() {
 	flag.Parse()
@@ -103,35 +107,42 @@ func exported(dir string) (int, bool, error) {
 			continue
 		}
 		found = true
-		n += inFile(f)
+		for _, name := range inFile(f) {
+			if *names {
+				fmt.Printf("\t%s.%s\n", dir, name)
+			}
+			n++
+		}
 	}
 	return n, found, nil
 }
 
-// inFile counts f's exported top-level names and its exported methods of
+// inFile returns f's exported top-level names and its exported methods of
 // exported types.
-func inFile(f *ast.File) int {
-	n := 0
+func inFile(f *ast.File) []string {
+	var n []string
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
 			if !d.Name.IsExported() {
 				continue
 			}
-			if d.Recv == nil || receiverExported(d.Recv.List[0].Type) {
-				n++
+			if d.Recv == nil {
+				n = append(n, d.Name.Name)
+			} else if recv, ok := receiver(d.Recv.List[0].Type); ok {
+				n = append(n, recv+"."+d.Name.Name)
 			}
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
 				switch s := spec.(type) {
 				case *ast.TypeSpec:
 					if s.Name.IsExported() {
-						n++
+						n = append(n, s.Name.Name)
 					}
 				case *ast.ValueSpec:
 					for _, id := range s.Names {
 						if id.IsExported() {
-							n++
+							n = append(n, id.Name)
 						}
 					}
 				}
@@ -141,8 +152,8 @@ func inFile(f *ast.File) int {
 	return n
 }
 
-// receiverExported reports whether a method's receiver type is exported.
-func receiverExported(t ast.Expr) bool {
+// receiver returns a method's receiver type name, and whether it is exported.
+func receiver(t ast.Expr) (string, bool) {
 	for {
 		switch e := t.(type) {
 		case *ast.StarExpr:
@@ -152,9 +163,9 @@ func receiverExported(t ast.Expr) bool {
 		case *ast.IndexListExpr:
 			t = e.X
 		case *ast.Ident:
-			return e.IsExported()
+			return e.Name, e.IsExported()
 		default:
-			return false
+			return "", false
 		}
 	}
 }

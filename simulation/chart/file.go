@@ -9,14 +9,14 @@ import (
 )
 
 // WriteSVGFile writes c as SVG to a file in dir named after its title
-// (lower-case letters, digits and dashes, see [FileName]) and returns the
+// (lower-case letters, digits and dashes, see [fileName]) and returns the
 // file's path.
 func (c Chart) WriteSVGFile(dir string) (path string, err error) {
 	return writeSVGFile(dir, c.Title, c.WriteSVG)
 }
 
 // WriteSVGFile writes h as SVG to a file in dir named after its title (see
-// [FileName]) and returns the file's path.
+// [fileName]) and returns the file's path.
 func (h HeatMap) WriteSVGFile(dir string) (path string, err error) {
 	return writeSVGFile(dir, h.Title, h.WriteSVG)
 }
@@ -24,7 +24,7 @@ func (h HeatMap) WriteSVGFile(dir string) (path string, err error) {
 // writeSVGFile creates the file in dir named after title and writes it with
 // write.
 func writeSVGFile(dir, title string, write func(io.Writer) error) (path string, err error) {
-	path = filepath.Join(dir, FileName(title)+".svg")
+	path = filepath.Join(dir, fileName(title)+".svg")
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
@@ -33,9 +33,9 @@ func writeSVGFile(dir, title string, write func(io.Writer) error) (path string, 
 	return path, write(f)
 }
 
-// FileName turns a chart's title into a file name without its extension:
+// fileName turns a chart's title into a file name without its extension:
 // lower-case letters and digits, each run of anything else one dash.
-func FileName(title string) string {
+func fileName(title string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(title) {

@@ -325,8 +325,8 @@ type prior struct {
 
 func (h *harness) observe() prior {
 	now := h.clock.Now()
-	calls, failures, _ := h.m.TripWindowCounts(now)
-	baselineCalls, _ := h.m.BaselineCounts(now)
+	calls, failures, _ := h.m.tripWindowCounts(now)
+	baselineCalls, _ := h.m.baselineCounts(now)
 	return prior{snap: h.b.Snapshot(), calls: calls, failures: failures, baselineCalls: baselineCalls}
 }
 

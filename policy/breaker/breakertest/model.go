@@ -199,8 +199,8 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 			m.SlowCallsQuantile*float64(s.NormalLatencyHeld) >= 2*m.SlowCallRatio*float64(m.TripWindow)
 	}
 	s.NormalFailureRate, s.NormalFailureRateOK = m.NormalFailureRate(now)
-	s.SlowCallThreshold, _ = m.SlowCallLimit(now)
-	s.FailureTripPoint = m.FailureTripPoint(now)
+	s.SlowCallThreshold, _ = m.slowCallLimit(now)
+	s.FailureTripPoint = m.failureTripPoint(now)
 	switch {
 	case s.State == breaker.Recovering:
 		s.RampStarted, s.RampLength = m.rampStart, m.rampLength
@@ -305,7 +305,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	switch m.state {
 	case breaker.Open:
 		// A fast success of a trickled probe ends the break; nothing else does.
-		if m.takeProbe(now, t) && success && !m.IsSlowProbe(now, d) {
+		if m.takeProbe(now, t) && success && !m.isSlowProbe(now, d) {
 			m.transition(breaker.HalfOpen, breaker.CauseTrickle)
 			m.successes, m.slowProbes = 1, 0
 			if m.successes >= m.ProbeSuccesses {
@@ -323,7 +323,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 		case failure:
 			m.trip(now, breaker.CauseProbeFailed)
 		case !success:
-		case m.IsSlowProbe(now, d):
+		case m.isSlowProbe(now, d):
 			// A lead of ProbeSlowLead slow probes over fast ones re-opens.
 			m.slowProbes++
 			if m.slowProbes-m.successes < m.ProbeSlowLead {
@@ -363,7 +363,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	}
 	// Judged against the normal latency before this sample; then the sample joins
 	// the baselines and the trip window.
-	slow := m.IsSlow(now, d)
+	slow := m.isSlow(now, d)
 	if failure {
 		m.failures++
 	} else {
@@ -376,7 +376,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 		m.outcomes = append(m.outcomes, outcomeAt{at: now, failure: failure})
 	}
 	m.samples = append(m.samples, sample{bucket: m.bucket(now), failure: failure, slow: slow})
-	calls, failures, slows := m.TripWindowCounts(now)
+	calls, failures, slows := m.tripWindowCounts(now)
 	ratio := func(n int) float64 { return float64(n) / float64(calls) }
 	point, relative := m.relativePoint(now)
 	switch {
@@ -392,9 +392,9 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	}
 }
 
-// TripWindowCounts returns the evidence samples, failures and slow samples in the
+// tripWindowCounts returns the evidence samples, failures and slow samples in the
 // trip window at now.
-func (m *Model) TripWindowCounts(now time.Time) (calls, failures, slow int) {
+func (m *Model) tripWindowCounts(now time.Time) (calls, failures, slow int) {
 	for _, s := range m.samples {
 		if m.bucket(now)-s.bucket < int64(m.Buckets) {
 			calls++

@@ -67,27 +67,27 @@ func (m *Model) newNormals(cfg breaker.Config) {
 	}
 }
 
-// IsSlow reports whether an attempt of duration d ending at now is slow: longer
+// isSlow reports whether an attempt of duration d ending at now is slow: longer
 // than the effective slow-call threshold.
-func (m *Model) IsSlow(now time.Time, d time.Duration) bool {
-	limit, ok := m.SlowCallLimit(now)
+func (m *Model) isSlow(now time.Time, d time.Duration) bool {
+	limit, ok := m.slowCallLimit(now)
 	return ok && d > limit
 }
 
-// IsSlowProbe reports whether a probe of duration d ending at now is slow:
+// isSlowProbe reports whether a probe of duration d ending at now is slow:
 // longer than ProbeSlowFraction of the effective slow-call threshold, rounded
 // down to the nanosecond and at least one.
-func (m *Model) IsSlowProbe(now time.Time, d time.Duration) bool {
-	limit, ok := m.SlowCallLimit(now)
+func (m *Model) isSlowProbe(now time.Time, d time.Duration) bool {
+	limit, ok := m.slowCallLimit(now)
 	if ok && m.ProbeSlowFraction < 1 {
 		limit = max(time.Duration(float64(limit)*m.ProbeSlowFraction), time.Nanosecond)
 	}
 	return ok && d > limit
 }
 
-// SlowCallLimit returns the effective slow-call threshold at now, and false when
+// slowCallLimit returns the effective slow-call threshold at now, and false when
 // no threshold is armed.
-func (m *Model) SlowCallLimit(now time.Time) (time.Duration, bool) {
+func (m *Model) slowCallLimit(now time.Time) (time.Duration, bool) {
 	limits := []time.Duration{}
 	if m.SlowCallThreshold > 0 {
 		limits = append(limits, m.SlowCallThreshold)
@@ -118,10 +118,10 @@ func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
 	return d, true
 }
 
-// BaselineCounts returns the evidence samples and failures of the failure
+// baselineCounts returns the evidence samples and failures of the failure
 // baseline at now: those recorded while Closed in the bucket of now and the
 // BaselineSlices-1 before it.
-func (m *Model) BaselineCounts(now time.Time) (calls, failures int) {
+func (m *Model) baselineCounts(now time.Time) (calls, failures int) {
 	width := m.FailuresWindow / breakerconf.BaselineSlices
 	index := func(t time.Time) int64 { return int64(t.Sub(m.Origin) / width) }
 	for len(m.outcomes) > 0 && index(now)-index(m.outcomes[0].at) >= breakerconf.BaselineSlices {
@@ -141,7 +141,7 @@ func (m *Model) NormalFailureRate(now time.Time) (float64, bool) {
 	if !m.FailuresOn {
 		return 0, false
 	}
-	calls, failures := m.BaselineCounts(now)
+	calls, failures := m.baselineCounts(now)
 	if calls < m.FailuresMinimumSamples {
 		return 0, false
 	}
@@ -162,10 +162,10 @@ func (m *Model) relativePoint(now time.Time) (float64, bool) {
 	return min(ceiling, max(m.FailuresFloor, rate*m.FailuresMultiple)), true
 }
 
-// FailureTripPoint is the effective failure-ratio trip point at now, as the
+// failureTripPoint is the effective failure-ratio trip point at now, as the
 // breaker's Snapshot reports it: the relative point when armed, else
 // FailureRatio (0 when unset).
-func (m *Model) FailureTripPoint(now time.Time) float64 {
+func (m *Model) failureTripPoint(now time.Time) float64 {
 	if point, ok := m.relativePoint(now); ok {
 		return point
 	}
@@ -185,8 +185,8 @@ func (m *Model) Pressure(now time.Time) float64 {
 	if since := now.Sub(m.closedAt); m.recovered && since < m.TripWindow {
 		p = max(p, 1-float64(since)/float64(m.TripWindow))
 	}
-	if calls, failures, _ := m.TripWindowCounts(now); calls >= m.MinimumCalls {
-		point := m.FailureTripPoint(now)
+	if calls, failures, _ := m.tripWindowCounts(now); calls >= m.MinimumCalls {
+		point := m.failureTripPoint(now)
 		if _, relative := m.relativePoint(now); relative && failures < 2 {
 			point = m.FailureRatio
 		}

@@ -104,7 +104,7 @@ func (m *Model) recordRamp(now time.Time, t ModelTicket, failure, success bool, 
 		m.held, m.setBack, m.round = false, true, now
 		m.rampLength = min(2*m.rampLength, m.RecoveryMaximum)
 		m.rampStart = now.Add(-time.Duration((p - m.RecoveryInitial) / (1 - m.RecoveryInitial) * float64(m.rampLength)))
-	case success && m.IsSlow(now, d):
+	case success && m.isSlow(now, d):
 		m.rampFailures, m.fastRun = 0, 0
 		m.hold(now)
 	case success:

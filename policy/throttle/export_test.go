@@ -1,0 +1,7 @@
+package throttle
+
+// The defaults, for the tests of package throttle_test.
+const (
+	DefaultMaxRejection = defaultMaxRejection
+	MaxBuckets          = maxBuckets
+)
