@@ -40,7 +40,7 @@ type Breaker struct {
 	// refused is the error of the latest refusal, shared by the refusals with
 	// the same hint (see sharedRefusal).
 	refused atomic.Pointer[pipeline.StopError]
-	// openUntil is until while the breaker is Open, and 0 otherwise: written
+	// openUntil is breaks.until while the breaker is Open, and 0 otherwise: written
 	// under mu, read without it by admit, so that a breaker that may
 	// (fastRefusals) refuses during its break without taking the lock.
 	openUntil atomic.Int64
@@ -49,8 +49,8 @@ type Breaker struct {
 	// held by the state machine, and without it by admit's lock-free refusal
 	// and by Shadow.
 	shadow atomic.Bool
-	// closed is state == Closed, and pending says that events wait in
-	// queue: both written under mu (setState; emit, transition and drain),
+	// closed is state == Closed, and pending says that events wait in the
+	// outbox: both written under mu (setState; emit, transition and drain),
 	// read without it by admit, which admits a call to a closed breaker
 	// with no event to deliver without taking the lock: a closed breaker
 	// decides nothing at admission, so the one lock section of a healthy
@@ -58,58 +58,37 @@ type Breaker struct {
 	closed  atomic.Bool
 	pending atomic.Bool
 
-	// mu is the breaker's one lock. It guards every field from here to queue,
-	// the two baselines and the recovery ramp included.
-	mu        sync.Mutex
-	last      instant         // latest clock reading; later readings are clamped to it
-	state     State           // stored state: an Open breaker whose break elapsed still says Open
-	failures  int             // consecutive failures while Closed
-	window    *window         // trip window; nil unless a ratio trip is configured
-	latencies *latency.Window // latency baseline: successes while Closed; nil if SlowCalls is disabled
-	baseline  *window         // failure baseline: evidence while Closed; nil if the relative trip is off
-	// scaled is SlowCalls.Multiple × scaledFrom, the last normal latency isSlow
-	// read: a cache of the measured threshold (scaledFrom starts at -1, no normal).
-	scaledFrom, scaled time.Duration
-	trips              int           // consecutive trips since the breaker last closed; 0 after Reset
-	nominal            time.Duration // nominal (grown, capped) break of the latest trip
-	served             time.Duration // the break actually served, after jitter
-	until              instant       // when the latest break ends
-	slots              []slot        // half-open probe slots, len Config.HalfOpenProbes
-	lastSlot           uint64        // the most recent probe slot id handed out; starts at ordinary
-	successes          int           // fast successful probes in the current half-open phase
-	slowProbes         int           // slow successful probes in the current half-open phase (isSlowProbe)
-	openedAt           instant       // when the latest trip opened the breaker
-	closedAt           instant       // when the breaker last closed on its own, after a trip
-	recovered          bool          // it has, and neither Reset nor a trip has happened since
-	// The trickle (trickle.go); meaningful while state is Open.
-	trickling   bool    // the break lets probes through: it is a trip's, and Recovery is set
-	lastTrickle instant // when the trickle last let a probe through, or the break began
-	// The recovery ramp (ramp.go); meaningful while state is Recovering.
-	ramps        uint64        // ramps started so far; the current ramp's tickets carry it
-	rampStart    instant       // when p would have been Initial, had the ramp climbed unheld and unset back
-	rampLength   time.Duration // how long p takes to climb from Initial to 1
-	setBack      bool          // the ramp has been set back
-	round        instant       // its latest setback: failures admitted until then cause none
-	held         bool          // slow calls hold p where it stood at heldAt
-	heldAt       instant       // when the ramp was held
-	fastRun      int           // fast successes in a row
-	rampFailures int           // failures in a row
+	// mu is the breaker's one lock. It guards every field from here to
+	// outbox's queue: each part below has one job, and the state machine
+	// (record, admitLocked, trip, close and the ramp's and the trickle's
+	// helpers) moves between them.
+	mu    sync.Mutex
+	last  instant // latest clock reading; later readings are clamped to it
+	state State   // stored state: an Open breaker whose break elapsed still says Open
+	// evidence is what trips a Closed breaker (evidence.go).
+	evidence evidence
+	// normal is the measured normal latency and its scaled threshold
+	// (measure.go).
+	normal normal
+	// breaks is the schedule of breaks: how many trips in a row, how long the
+	// latest break, when it opened and when the breaker last recovered
+	// (breaks.go).
+	breaks breaks
+	// probes is the half-open phase's slots and leads (probes.go).
+	probes probes
+	// trickle is the probes a break lets through (trickle.go); meaningful
+	// while state is Open.
+	trickle trickle
+	// ramp is the recovery ramp (ramp.go); meaningful while state is
+	// Recovering.
+	ramp ramp
 	// credit is deficit accounting, for the trickle and the ramp: their share
 	// per offered attempt, 1 per admission.
 	credit float64
 	rng    *rand.Rand
-	queue  []pipeline.Event // events waiting for delivery, oldest first
-
-	// delivering is held by the one goroutine delivering events; it is never
-	// acquired while mu is held, and guards spare.
-	delivering sync.Mutex
-	spare      []pipeline.Event
-}
-
-// slot is one half-open probe slot. An id of 0 means free.
-type slot struct {
-	id      uint64
-	expires instant
+	// outbox is the events waiting for delivery, and their delivery
+	// (events.go).
+	outbox outbox
 }
 
 // Ticket is the permission [Breaker.Admit] gives for one attempt. Hand it back to
@@ -137,7 +116,9 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: kind.Breaker, Name: cfg.Name}, lastSlot: ordinary, scaledFrom: -1}
+	b := &Breaker{cfg: s, clock: cfg.Clock, name: cfg.Name, onEvent: cfg.OnEvent, source: pipeline.Source{Stage: kind.Breaker, Name: cfg.Name}}
+	b.probes.lastID = ordinary
+	b.normal.scaledFrom = -1
 	b.shadow.Store(cfg.Shadow)
 	b.closed.Store(true)
 	src := cfg.Rand
@@ -148,18 +129,18 @@ func New(cfg Config) (*Breaker, error) {
 	b.elapsed.Clock = cfg.Clock
 	b.elapsed.Start()
 	if s.windowed() {
-		b.window = newWindow(0, s.tripWindow, s.buckets)
+		b.evidence.window = newWindow(0, s.tripWindow, s.buckets)
 	}
 	if s.slowCalls {
-		b.latencies, err = latency.NewWindow(s.slowWindow, conf.BaselineSlices)
+		b.normal.latencies, err = latency.NewWindow(s.slowWindow, conf.BaselineSlices)
 		if err != nil { // settings checked the window; this is a bug
 			panic("breaker: " + err.Error())
 		}
 	}
 	if s.relative {
-		b.baseline = newWindow(0, s.failWindow, conf.BaselineSlices)
+		b.evidence.baseline = newWindow(0, s.failWindow, conf.BaselineSlices)
 	}
-	b.slots = make([]slot, s.probes)
+	b.probes.slots = make([]slot, s.probes)
 	return b, nil
 }
 
@@ -307,7 +288,7 @@ func (b *Breaker) admit(now instant, ctx context.Context) (t Ticket, retryAfter 
 			t, retryAfter, ok = Ticket{start: now, id: shadowTicket}, 0, true
 		}
 	}
-	queued := len(b.queue) > 0
+	queued := len(b.outbox.queue) > 0
 	b.mu.Unlock()
 	if queued {
 		b.flushAdmitting(t)
@@ -325,26 +306,26 @@ func (b *Breaker) setState(s State) {
 func (b *Breaker) admitLocked(now instant, l criticality.Level) (Ticket, time.Duration, bool) {
 	switch b.state {
 	case Open:
-		if now.Before(b.until) {
+		if now.Before(b.breaks.until) {
 			if t, ok := b.admitTrickle(now); ok {
 				return t, 0, true
 			}
-			wait := b.until.Sub(now)
+			wait := b.breaks.until.Sub(now)
 			b.reject(Open, wait, now)
 			return Ticket{}, wait, false
 		}
 		b.setState(HalfOpen)
 		b.openUntil.Store(0)
-		b.successes, b.slowProbes = 0, 0
+		b.probes.successes, b.probes.slow = 0, 0
 		b.transition(Transition{From: Open, To: HalfOpen, Cause: CauseBreakElapsed, At: b.at(now)})
 		fallthrough
 	case HalfOpen:
-		free := b.freeSlot(now)
+		free := b.probes.free(now)
 		if free < 0 {
 			b.reject(HalfOpen, 0, now)
 			return Ticket{}, 0, false
 		}
-		return b.takeSlot(free, now), 0, true
+		return b.probes.take(free, now, b.probeLife()), 0, true
 	case Recovering:
 		return b.admitRamp(now, l)
 	case Isolated:
@@ -388,166 +369,52 @@ func (b *Breaker) finish(now instant, t *Ticket, v outcome.Verdict, d time.Durat
 	b.mu.Lock()
 	b.record(b.observe(now), *t, v, d)
 	t.id = 0
-	queued := len(b.queue) > 0
+	queued := len(b.outbox.queue) > 0
 	b.mu.Unlock()
 	if queued {
 		b.flush()
 	}
 }
 
-// freeSlot frees the probe slots that have expired at now (their probes never
-// reported in time) and returns the index of a free one, or -1. Call it with
+// record applies one outcome, by the state the breaker is in. Call it with
 // mu held.
-func (b *Breaker) freeSlot(now instant) int {
-	free := -1
-	for i := range b.slots {
-		s := &b.slots[i]
-		if s.id != 0 && !now.Before(s.expires) {
-			s.id = 0
-		}
-		if s.id == 0 && free < 0 {
-			free = i
-		}
-	}
-	return free
-}
-
-// takeSlot gives the free probe slot i to an attempt admitted at now. Call it
-// with mu held.
-func (b *Breaker) takeSlot(i int, now instant) Ticket {
-	b.lastSlot++
-	b.slots[i] = slot{id: b.lastSlot, expires: now.Add(b.probeLife())}
-	return Ticket{start: now, id: b.lastSlot}
-}
-
-// record applies one outcome. Call it with mu held.
 func (b *Breaker) record(now instant, t Ticket, v outcome.Verdict, d time.Duration) {
 	failure := v.Failure()
 	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
 	switch b.state {
 	case Open:
 		b.recordTrickle(now, t, success, d) // a trickled probe, or a straggler
-		return
 	case Isolated:
-		return // a straggler admitted before the breaker was isolated
+		// a straggler admitted before the breaker was isolated
 	case HalfOpen:
-		if !b.releaseProbe(now, t.id) {
-			return // not a current probe: a straggler, or a probe whose slot expired
-		}
-		switch {
-		case failure:
-			b.trip(now, CauseProbeFailed)
-		case !success:
-		case b.isSlowProbe(now, d):
-			// The phase is decided by leads (see Config.ProbeSuccesses): one
-			// slow probe is a healthy heavy tail as often as it is a sick
-			// dependency.
-			if b.slowProbes++; b.slowProbes-b.successes < b.cfg.probeSlowLead {
-				break
-			}
-			if !b.cfg.ramp {
-				b.trip(now, CauseProbeSlow) // not a recovery
-				break
-			}
-			b.startRamp(now, CauseProbeSlow) // up, and not ready: ramp, held
-			b.hold(now)
-		default:
-			if b.successes++; b.successes-b.slowProbes < b.cfg.probeSuccesses {
-				break
-			}
-			if b.cfg.ramp {
-				b.startRamp(now, CauseProbesSucceeded)
-			} else {
-				b.close(now)
-			}
-		}
-		return
+		b.recordProbe(now, t, failure, success, d)
 	case Recovering:
-		if b.recordRamp(now, t, failure, success, d) {
-			return
+		if !b.recordRamp(now, t, failure, success, d) {
+			b.recordClosed(now, failure, success, d)
 		}
+	default:
+		b.recordClosed(now, failure, success, d)
 	}
-	// Closed.
-	if !failure && !success {
-		return
-	}
-	// The sample is judged against the normal latency as it stood before it, then
-	// joins the baselines and the trip window, and the trips are evaluated.
-	slow := b.isSlow(now, d)
-	if failure {
-		b.failures++
-	} else {
-		b.failures = 0
-		if b.latencies != nil && d != untimed {
-			b.latencies.Add(time.Duration(now), d)
-		}
-	}
-	if b.baseline != nil {
-		b.baseline.add(now, failure, false)
-	}
-	if b.window == nil {
-		if b.failures >= b.cfg.consecutive {
-			b.trip(now, CauseConsecutiveFailures)
-		}
-		return
-	}
-	b.window.add(now, failure, slow)
-	w := &b.window.total
-	switch {
-	case b.failures >= b.cfg.consecutive:
-		b.trip(now, CauseConsecutiveFailures)
-	case w.calls < b.cfg.minimumCalls:
-	case b.cfg.failureRatio > 0 && ratio(w.failures, w.calls) >= b.cfg.failureRatio:
-		b.trip(now, CauseFailureRatio)
-	case w.failures >= 2 && b.relativeTrips(*w):
-		b.trip(now, CauseRelativeFailureRatio)
-	case w.slow > 0 && ratio(w.slow, w.calls) >= b.cfg.slowRatio:
-		b.trip(now, CauseSlowCalls)
-	}
-}
-
-// releaseProbe frees the probe slot id and reports whether it was held and
-// unexpired, so that its outcome counts. Call it with mu held.
-func (b *Breaker) releaseProbe(now instant, id uint64) bool {
-	if id <= ordinary {
-		return false
-	}
-	for i := range b.slots {
-		if s := &b.slots[i]; s.id == id {
-			s.id = 0
-			return now.Before(s.expires)
-		}
-	}
-	return false
 }
 
 // trip opens the breaker with the next grown, capped and jittered break. Call it
 // with mu held.
 func (b *Breaker) trip(now instant, cause Cause) {
 	from := b.state
-	b.trips++
-	if b.trips == 1 {
-		b.nominal = b.cfg.breakDuration
-	} else if b.nominal > b.cfg.maxBreak/2 {
-		b.nominal = b.cfg.maxBreak
-	} else {
-		b.nominal *= 2
-	}
-	b.served = b.cfg.jitter.apply(b.nominal, b.rng)
-	b.until = now.Add(b.served)
+	served := b.breaks.open(now, &b.cfg, b.rng)
 	b.setState(Open)
-	b.openedAt, b.recovered = now, false
-	b.trickling, b.lastTrickle, b.credit = b.cfg.trickleEvery > 0, now, 0
-	b.openUntil.Store(int64(b.until))
+	b.trickle = trickle{on: b.cfg.trickleEvery > 0, last: now}
+	b.credit = 0
+	b.openUntil.Store(int64(b.breaks.until))
 	b.clearEvidence()
-	b.transition(Transition{From: from, To: Open, Cause: cause, Break: b.served, At: b.at(now)})
+	b.transition(Transition{From: from, To: Open, Cause: cause, Break: served, At: b.at(now)})
 }
 
 // close closes a half-open breaker whose probes succeeded. Call it with mu held.
 func (b *Breaker) close(now instant) {
 	b.setState(Closed)
-	b.recovered, b.closedAt = true, now
-	b.trips = 0
+	b.breaks.recovered, b.breaks.closedAt = true, now
+	b.breaks.trips = 0
 	b.clearEvidence()
 	b.transition(Transition{From: HalfOpen, To: Closed, Cause: CauseProbesSucceeded, At: b.at(now)})
 }
@@ -555,10 +422,6 @@ func (b *Breaker) close(now instant) {
 // clearEvidence forgets the trip window, the failure run and the probes. Call it
 // with mu held.
 func (b *Breaker) clearEvidence() {
-	b.failures = 0
-	b.successes, b.slowProbes = 0, 0
-	if b.window != nil {
-		b.window.reset()
-	}
-	clear(b.slots)
+	b.evidence.reset()
+	b.probes.reset()
 }

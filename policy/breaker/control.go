@@ -28,7 +28,7 @@ func (b *Breaker) clamp(now instant) instant {
 // stateAt is the state a reader sees at now. Call it with mu held.
 func (b *Breaker) stateAt(now instant) State {
 	switch {
-	case b.state == Open && !now.Before(b.until):
+	case b.state == Open && !now.Before(b.breaks.until):
 		return HalfOpen
 	case b.state == Recovering && b.rampFraction(now) >= 1:
 		return Closed
@@ -120,21 +120,21 @@ func (b *Breaker) Snapshot() Snapshot {
 	now = b.clamp(now)
 	s := Snapshot{
 		State:               b.stateAt(now),
-		ConsecutiveFailures: b.failures,
-		Trips:               b.trips,
-		Nominal:             b.nominal,
-		Break:               b.served,
-		ProbeSuccesses:      b.successes,
-		SlowProbes:          b.slowProbes,
+		ConsecutiveFailures: b.evidence.failures,
+		Trips:               b.breaks.trips,
+		Nominal:             b.breaks.nominal,
+		Break:               b.breaks.served,
+		ProbeSuccesses:      b.probes.successes,
+		SlowProbes:          b.probes.slow,
 		Shadow:              b.shadow.Load(),
 	}
-	if b.nominal > 0 || b.served > 0 { // a trip, or IsolateFor, set a break
-		s.BreakEnds = b.at(b.until)
+	if b.breaks.nominal > 0 || b.breaks.served > 0 { // a trip, or IsolateFor, set a break
+		s.BreakEnds = b.at(b.breaks.until)
 	}
 	switch {
 	case s.State == Recovering:
-		s.RampStarted, s.RampLength = b.at(b.rampStart), b.rampLength
-		s.RampFraction, s.RampHeld = b.rampFraction(now), b.held
+		s.RampStarted, s.RampLength = b.at(b.ramp.start), b.ramp.length
+		s.RampFraction, s.RampHeld = b.rampFraction(now), b.ramp.held
 	case b.state == Recovering: // the ramp has run out: read what closing it leaves
 		s.Trips = 0
 	}
@@ -142,8 +142,8 @@ func (b *Breaker) Snapshot() Snapshot {
 	if !s.NormalLatencyOK {
 		s.NormalLatency = 0
 	}
-	if b.latencies != nil {
-		s.NormalLatencyHeld = b.latencies.Held(time.Duration(now))
+	if b.normal.latencies != nil {
+		s.NormalLatencyHeld = b.normal.latencies.Held(time.Duration(now))
 		s.NormalLatencyHoldsOut = s.NormalLatencyOK &&
 			b.cfg.slowQ*float64(s.NormalLatencyHeld) >= 2*b.cfg.slowRatio*float64(b.cfg.tripWindow)
 	}
@@ -151,7 +151,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	s.SlowCallThreshold, _ = b.slowLimit(now)
 	s.FailureTripPoint = b.failurePoint(now)
 	if b.state == HalfOpen || b.state == Open { // the trickle's probes hold slots too
-		for _, sl := range b.slots {
+		for _, sl := range b.probes.slots {
 			if sl.id != 0 && now.Before(sl.expires) {
 				s.Probes++
 			}
@@ -176,7 +176,7 @@ func (b *Breaker) Isolate() {
 		b.clearEvidence()
 		b.transition(Transition{From: from, To: Isolated, Cause: CauseIsolate, At: b.at(now)})
 	}
-	queued := len(b.queue) > 0
+	queued := len(b.outbox.queue) > 0
 	b.mu.Unlock()
 	if queued {
 		b.flush()
@@ -208,14 +208,14 @@ func (b *Breaker) IsolateFor(d time.Duration) {
 	}
 	from := b.state
 	b.setState(Open)
-	b.trickling = false // an operator's break: nothing goes through
-	b.openedAt = now
-	b.served = d
-	b.until = now.Add(d)
-	b.openUntil.Store(int64(b.until))
+	b.trickle.on = false // an operator's break: nothing goes through
+	b.breaks.openedAt = now
+	b.breaks.served = d
+	b.breaks.until = now.Add(d)
+	b.openUntil.Store(int64(b.breaks.until))
 	b.clearEvidence()
 	b.transition(Transition{From: from, To: Open, Cause: CauseForced, Break: d, At: b.at(now)})
-	queued := len(b.queue) > 0
+	queued := len(b.outbox.queue) > 0
 	b.mu.Unlock()
 	if queued {
 		b.flush()
@@ -227,8 +227,8 @@ func (b *Breaker) IsolateFor(d time.Duration) {
 // trip, Config.BreakDuration, the break the first trip would serve. Call it
 // with mu held.
 func (b *Breaker) probeLife() time.Duration {
-	if b.nominal > 0 {
-		return b.nominal
+	if b.breaks.nominal > 0 {
+		return b.breaks.nominal
 	}
 	return b.cfg.breakDuration
 }
@@ -247,13 +247,13 @@ func (b *Breaker) Reset() {
 	from := b.state
 	b.setState(Closed)
 	b.openUntil.Store(0)
-	b.trips, b.recovered = 0, false
-	b.nominal, b.served, b.until = 0, 0, 0
+	b.breaks.trips, b.breaks.recovered = 0, false
+	b.breaks.nominal, b.breaks.served, b.breaks.until = 0, 0, 0
 	b.clearEvidence()
 	if from != Closed {
 		b.transition(Transition{From: from, To: Closed, Cause: CauseReset, At: b.at(now)})
 	}
-	queued := len(b.queue) > 0
+	queued := len(b.outbox.queue) > 0
 	b.mu.Unlock()
 	if queued {
 		b.flush()

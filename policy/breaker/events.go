@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/resilience-go/pipeline"
@@ -124,11 +125,21 @@ type Rejection struct {
 // Name returns "breaker.rejection".
 func (Rejection) Name() string { return "breaker.rejection" }
 
+// outbox is the events of a breaker waiting for delivery, oldest first, and
+// their delivery, which runs on no lock of the breaker's (see flush).
+type outbox struct {
+	queue []pipeline.Event // guarded by the breaker's mu
+	// delivering is held by the one goroutine delivering events; it is never
+	// acquired while mu is held, and guards spare.
+	delivering sync.Mutex
+	spare      []pipeline.Event
+}
+
 // emit queues e for delivery. Call it with mu held; it does nothing without a
 // hook, so an unobserved breaker builds no events.
 func (b *Breaker) emit(e pipeline.Event) {
 	if b.onEvent != nil {
-		b.queue = append(b.queue, e)
+		b.outbox.queue = append(b.outbox.queue, e)
 		b.pending.Store(true)
 	}
 }
@@ -138,7 +149,7 @@ func (b *Breaker) emit(e pipeline.Event) {
 func (b *Breaker) transition(t Transition) {
 	if b.onEvent != nil {
 		t.Shadow = b.shadow.Load()
-		b.queue = append(b.queue, t)
+		b.outbox.queue = append(b.outbox.queue, t)
 		b.pending.Store(true)
 	}
 }
@@ -171,12 +182,12 @@ const (
 // flushes whenever it finds the queue not empty.
 func (b *Breaker) flush() {
 	for range maxBatches {
-		if !b.delivering.TryLock() {
+		if !b.outbox.delivering.TryLock() {
 			return
 		}
 		b.drain()
 		b.mu.Lock()
-		more := len(b.queue) > 0
+		more := len(b.outbox.queue) > 0
 		b.mu.Unlock()
 		if !more {
 			return
@@ -191,32 +202,32 @@ func (b *Breaker) flush() {
 // for the next call to deliver.
 func (b *Breaker) drain() {
 	b.mu.Lock()
-	batch := b.queue
-	b.queue, b.spare = b.spare, nil
+	batch := b.outbox.queue
+	b.outbox.queue, b.outbox.spare = b.outbox.spare, nil
 	if len(batch) > maxBatch { // the newest wait for the next batch
-		b.queue = append(b.queue, batch[maxBatch:]...)
+		b.outbox.queue = append(b.outbox.queue, batch[maxBatch:]...)
 		clear(batch[maxBatch:])
 		batch = batch[:maxBatch]
 	}
-	b.pending.Store(len(b.queue) > 0)
+	b.pending.Store(len(b.outbox.queue) > 0)
 	b.mu.Unlock()
 	delivered := 0
 	defer func() {
 		if delivered < len(batch) { // the hook panicked: keep what it did not see
 			rest := slices.Clone(batch[delivered:])
 			b.mu.Lock()
-			b.queue = append(rest, b.queue...)
+			b.outbox.queue = append(rest, b.outbox.queue...)
 			b.pending.Store(true)
 			b.mu.Unlock()
 		}
-		b.delivering.Unlock()
+		b.outbox.delivering.Unlock()
 	}()
 	for _, e := range batch {
 		delivered++
 		b.onEvent(context.Background(), b.source, e)
 	}
 	clear(batch)
-	b.spare = batch[:0]
+	b.outbox.spare = batch[:0]
 }
 
 // flushAdmitting is flush for an admission that is about to hand t to its
@@ -242,6 +253,6 @@ func (b *Breaker) flushAdmitting(t Ticket) {
 // breaker left HalfOpen meanwhile), there is nothing to free.
 func (b *Breaker) withdraw(t Ticket) {
 	b.mu.Lock()
-	b.releaseProbe(t.start, t.id)
+	b.probes.release(t.start, t.id)
 	b.mu.Unlock()
 }

@@ -3,7 +3,18 @@ package breaker
 import (
 	"math"
 	"time"
+
+	"github.com/resilience-go/pipeline/latency"
 )
+
+// normal is the measured normal latency: the latency baseline (successes
+// while Closed; nil if SlowCalls is disabled) and the slow-call threshold it
+// last scaled to, a cache: scaled is SlowCalls.Multiple × scaledFrom, the
+// last normal isSlow read (scaledFrom starts at -1, no normal).
+type normal struct {
+	latencies          *latency.Window
+	scaledFrom, scaled time.Duration
+}
 
 // The measured normals at work. Every helper here must be called with mu held.
 
@@ -40,14 +51,14 @@ func (b *Breaker) isSlowProbe(now instant, d time.Duration) bool {
 // normalLatency).
 func (b *Breaker) threshold(now instant) time.Duration {
 	c := b.cfg.slowThreshold
-	if b.latencies != nil {
-		normal, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
+	if b.normal.latencies != nil {
+		normal, n := b.normal.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
 		if n >= b.cfg.slowMinimum {
-			if normal != b.scaledFrom { // the memo moved: scale it again
-				b.scaledFrom, b.scaled = normal, scale(normal, b.cfg.slowMult)
+			if normal != b.normal.scaledFrom { // the memo moved: scale it again
+				b.normal.scaledFrom, b.normal.scaled = normal, scale(normal, b.cfg.slowMult)
 			}
-			if c == 0 || b.scaled < c {
-				c = b.scaled
+			if c == 0 || b.normal.scaled < c {
+				c = b.normal.scaled
 			}
 		}
 	}
@@ -96,10 +107,10 @@ func scale(d time.Duration, m float64) time.Duration {
 // slice of the read's instant, as it would have after any later write, since
 // the window never rotates back.
 func (b *Breaker) normalLatency(now instant) (time.Duration, bool) {
-	if b.latencies == nil {
+	if b.normal.latencies == nil {
 		return 0, false
 	}
-	d, n := b.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
+	d, n := b.normal.latencies.Quantile(time.Duration(now), b.cfg.slowQ)
 	return d, n >= b.cfg.slowMinimum
 }
 
@@ -108,7 +119,7 @@ func (b *Breaker) normalLatency(now instant) (time.Duration, bool) {
 // Config.FailureRatio or 1; armed is false while the baseline holds fewer than
 // Failures.MinimumSamples samples, or the relative trip is off.
 func (b *Breaker) relativePoint(base bucket) (point float64, armed bool) {
-	if b.baseline == nil || base.calls < b.cfg.failMinimum {
+	if b.evidence.baseline == nil || base.calls < b.cfg.failMinimum {
 		return 0, false
 	}
 	ceiling := 1.0
@@ -121,10 +132,10 @@ func (b *Breaker) relativePoint(base bucket) (point float64, armed bool) {
 // relativeTrips reports whether the trip window's counts w reach the relative
 // trip point. The caller has checked MinimumCalls and the two failures.
 func (b *Breaker) relativeTrips(w bucket) bool {
-	if b.baseline == nil {
+	if b.evidence.baseline == nil {
 		return false
 	}
-	point, armed := b.relativePoint(b.baseline.total)
+	point, armed := b.relativePoint(b.evidence.baseline.total)
 	return armed && ratio(w.failures, w.calls) >= point
 }
 
@@ -132,8 +143,8 @@ func (b *Breaker) relativeTrips(w bucket) bool {
 // now, without rotating anything: the relative point when armed (never above
 // Config.FailureRatio), else Config.FailureRatio, else 0 (no ratio trip armed).
 func (b *Breaker) failurePoint(now instant) float64 {
-	if b.baseline != nil {
-		if point, armed := b.relativePoint(b.baseline.at(now)); armed {
+	if b.evidence.baseline != nil {
+		if point, armed := b.relativePoint(b.evidence.baseline.at(now)); armed {
 			return point
 		}
 	}
@@ -143,10 +154,10 @@ func (b *Breaker) failurePoint(now instant) float64 {
 // normalFailureRate returns the failure baseline's rate at now without rotating
 // it, and whether it holds Failures.MinimumSamples samples.
 func (b *Breaker) normalFailureRate(now instant) (float64, bool) {
-	if b.baseline == nil {
+	if b.evidence.baseline == nil {
 		return 0, false
 	}
-	base := b.baseline.at(now)
+	base := b.evidence.baseline.at(now)
 	if base.calls < b.cfg.failMinimum {
 		return 0, false
 	}

@@ -34,14 +34,14 @@ func (b *Breaker) Pressure() float64 {
 	if b.state != Closed {
 		return 1
 	}
-	p := float64(b.failures) / float64(b.cfg.consecutive)
-	if b.recovered {
-		if since := now.Sub(b.closedAt); since < b.cfg.tripWindow {
+	p := float64(b.evidence.failures) / float64(b.cfg.consecutive)
+	if b.breaks.recovered {
+		if since := now.Sub(b.breaks.closedAt); since < b.cfg.tripWindow {
 			p = max(p, 1-float64(since)/float64(b.cfg.tripWindow))
 		}
 	}
-	if b.window != nil {
-		if w := b.window.at(now); w.calls >= b.cfg.minimumCalls {
+	if b.evidence.window != nil {
+		if w := b.evidence.window.at(now); w.calls >= b.cfg.minimumCalls {
 			point := b.failurePoint(now)
 			if w.failures < 2 && point != b.cfg.failureRatio {
 				point = b.cfg.failureRatio // the relative trip needs two failures

@@ -11,6 +11,20 @@ import (
 // from one of the current ramp.
 const rampTicket = 1 << 63
 
+// ramp is the recovery ramp's state, meaningful while the breaker is
+// Recovering.
+type ramp struct {
+	count    uint64        // ramps started so far; the current ramp's tickets carry it
+	start    instant       // when p would have been Initial, had the ramp climbed unheld and unset back
+	length   time.Duration // how long p takes to climb from Initial to 1
+	setBack  bool          // the ramp has been set back
+	round    instant       // its latest setback: failures admitted until then cause none
+	held     bool          // slow calls hold p where it stood at heldAt
+	heldAt   instant       // when the ramp was held
+	fastRun  int           // fast successes in a row
+	failures int           // failures in a row
+}
+
 // The ramp at work. Every helper here must be called with mu held.
 
 // startRamp moves a half-open breaker to Recovering at now. The ramp's length is
@@ -20,11 +34,9 @@ const rampTicket = 1 << 63
 func (b *Breaker) startRamp(now instant, cause Cause) {
 	b.setState(Recovering)
 	b.clearEvidence()
-	b.ramps++
-	b.rampStart, b.setBack = now, false
-	length := time.Duration(b.cfg.rampFraction * float64(now.Sub(b.openedAt)))
-	b.rampLength = min(max(length, b.cfg.rampMin), b.cfg.rampMax)
-	b.held, b.fastRun, b.rampFailures, b.credit = false, 0, 0, 0
+	length := time.Duration(b.cfg.rampFraction * float64(now.Sub(b.breaks.openedAt)))
+	b.ramp = ramp{count: b.ramp.count + 1, start: now, length: min(max(length, b.cfg.rampMin), b.cfg.rampMax)}
+	b.credit = 0
 	b.transition(Transition{From: HalfOpen, To: Recovering, Cause: cause, At: b.at(now)})
 }
 
@@ -35,15 +47,15 @@ func (b *Breaker) startRamp(now instant, cause Cause) {
 // in breakertest computes it with the same floating-point operations, in the
 // same order.
 func (b *Breaker) rampFraction(now instant) float64 {
-	if b.held {
-		now = b.heldAt
+	if b.ramp.held {
+		now = b.ramp.heldAt
 	}
-	elapsed := now.Sub(b.rampStart)
-	if elapsed >= b.rampLength {
+	elapsed := now.Sub(b.ramp.start)
+	if elapsed >= b.ramp.length {
 		return 1
 	}
 	initial := b.cfg.rampInitial
-	return initial + (1-initial)*float64(elapsed)/float64(b.rampLength)
+	return initial + (1-initial)*float64(elapsed)/float64(b.ramp.length)
 }
 
 // rampNeed is the credit a call of each level needs to be admitted by the
@@ -74,7 +86,7 @@ func (b *Breaker) admitRamp(now instant, l criticality.Level) (Ticket, time.Dura
 	}
 	if b.credit >= rampNeed[l-1] {
 		b.credit--
-		return Ticket{start: now, id: rampTicket | b.ramps}, 0, true
+		return Ticket{start: now, id: rampTicket | b.ramp.count}, 0, true
 	}
 	b.reject(Recovering, 0, now)
 	return Ticket{}, 0, false
@@ -94,28 +106,28 @@ func (b *Breaker) recordRamp(now instant, t Ticket, failure, success bool, d tim
 		return false
 	}
 	switch {
-	case t.id != rampTicket|b.ramps:
+	case t.id != rampTicket|b.ramp.count:
 		// A straggler admitted before the breaker opened, an attempt of an earlier
 		// ramp, or a probe still in flight when this ramp began.
 	case failure:
-		if b.rampFailures++; b.rampFailures >= b.cfg.consecutive {
+		if b.ramp.failures++; b.ramp.failures >= b.cfg.consecutive {
 			b.trip(now, CauseRampFailed)
 			break
 		}
-		b.fastRun = 0
-		if !b.setBack || b.round.Before(t.start) {
+		b.ramp.fastRun = 0
+		if !b.ramp.setBack || b.ramp.round.Before(t.start) {
 			b.setback(now)
 		}
 	case !success:
 		// Not evidence: it neither moves the ramp nor ends a run of fast calls.
 	case b.isSlow(now, d):
-		b.rampFailures, b.fastRun = 0, 0
+		b.ramp.failures, b.ramp.fastRun = 0, 0
 		b.hold(now)
 	default:
-		b.rampFailures = 0
-		if b.fastRun++; b.held && b.fastRun >= b.cfg.probeSuccesses {
-			b.rampStart = b.rampStart.Add(now.Sub(b.heldAt))
-			b.held = false
+		b.ramp.failures = 0
+		if b.ramp.fastRun++; b.ramp.held && b.ramp.fastRun >= b.cfg.probeSuccesses {
+			b.ramp.start = b.ramp.start.Add(now.Sub(b.ramp.heldAt))
+			b.ramp.held = false
 		}
 	}
 	return true
@@ -124,8 +136,8 @@ func (b *Breaker) recordRamp(now instant, t Ticket, failure, success bool, d tim
 // hold stops the ramp's clock at now, if it is not stopped already: a slow
 // call says the dependency is up and not ready for more.
 func (b *Breaker) hold(now instant) {
-	if !b.held {
-		b.held, b.heldAt = true, now
+	if !b.ramp.held {
+		b.ramp.held, b.ramp.heldAt = true, now
 	}
 }
 
@@ -137,19 +149,19 @@ func (b *Breaker) hold(now instant) {
 // halving is the stronger answer.
 func (b *Breaker) setback(now instant) {
 	p := max(b.cfg.rampInitial, b.rampFraction(now)/2)
-	b.held = false
-	b.setBack, b.round = true, now
-	b.rampLength = min(2*b.rampLength, b.cfg.rampMax)
+	b.ramp.held = false
+	b.ramp.setBack, b.ramp.round = true, now
+	b.ramp.length = min(2*b.ramp.length, b.cfg.rampMax)
 	initial := b.cfg.rampInitial
-	b.rampStart = now.Add(-time.Duration((p - initial) / (1 - initial) * float64(b.rampLength)))
+	b.ramp.start = now.Add(-time.Duration((p - initial) / (1 - initial) * float64(b.ramp.length)))
 }
 
 // finishRamp closes a breaker whose ramp has run out: the recovery is complete,
 // so the break growth starts over.
 func (b *Breaker) finishRamp(now instant) {
 	b.setState(Closed)
-	b.recovered, b.closedAt = true, now
-	b.trips = 0
+	b.breaks.recovered, b.breaks.closedAt = true, now
+	b.breaks.trips = 0
 	b.clearEvidence()
 	b.transition(Transition{From: Recovering, To: Closed, Cause: CauseRampDone, At: b.at(now)})
 }

@@ -177,7 +177,7 @@ func (h *harness) admit(t *rapid.T) {
 	mt, retry := h.m.Admit(now)
 	admitted := err == nil && !tk.Shadow()
 	ramp := h.offered(t, pre, admitted)
-	trickled := was == breaker.Open && h.m.trickling && tk.Probe()
+	trickled := was == breaker.Open && h.m.trickle.on && tk.Probe()
 	if admitted && (was == breaker.Open || was == breaker.Isolated) && !trickled {
 		t.Fatalf("admitted while %v, and not as a probe of a trip's trickle", was)
 	}

@@ -56,49 +56,46 @@ type Model struct {
 	// with From, To, Cause, Break and Shadow set (At is left zero).
 	Transitions []breaker.Transition
 
-	state     breaker.State
-	failures  int
-	samples   []sample // the trip window's, since it was last cleared
-	trips     int
-	nominal   time.Duration
-	served    time.Duration
-	until     time.Time
-	slots     map[int]time.Time // probe id -> expiry
-	lastID    int
-	successes int
-	// slowProbes counts the slow successful probes of the half-open phase.
-	slowProbes int
-
-	latencies *latency.Window // the latency baseline; nil when SlowCallsOn is false
-	outcomes  []outcomeAt     // the failure baseline's samples, oldest first; never cleared
-
-	openedAt    time.Time // when the latest trip opened the model
-	closedAt    time.Time // when it last closed on its own, if recovered
-	recovered   bool
-	trickling   bool // the break lets probes through
-	lastTrickle time.Time
-
-	ramps        int // ramps started; the current one is number ramps
-	rampStart    time.Time
-	rampLength   time.Duration
-	setBack      bool      // the ramp has been set back
-	round        time.Time // its latest setback
-	held         bool
-	heldAt       time.Time
-	fastRun      int     // fast successes in a row
-	rampFailures int     // failures in a row
-	credit       float64 // the trickle's or the ramp's shares offered, less its admissions
+	// The model's state, in the breaker's parts: what trips it while
+	// Closed, the measured normal latency, the schedule of breaks, the
+	// half-open probes, the trickle and the recovery ramp.
+	state    breaker.State
+	evidence modelEvidence
+	normal   modelNormal
+	breaks   modelBreaks
+	probes   modelProbes
+	trickle  modelTrickle
+	ramp     modelRamp
+	credit   float64 // the trickle's or the ramp's shares offered, less its admissions
 }
 
-type sample struct {
-	bucket        int64
-	failure, slow bool
+// modelNormal is the latency baseline; latencies is nil when SlowCallsOn is
+// false.
+type modelNormal struct {
+	latencies *latency.Window
 }
 
-// outcomeAt is one evidence sample of the failure baseline.
-type outcomeAt struct {
-	at      time.Time
-	failure bool
+// modelBreaks is the schedule of breaks.
+type modelBreaks struct {
+	trips           int
+	nominal, served time.Duration
+	until           time.Time
+	openedAt        time.Time // when the latest trip opened the model
+	closedAt        time.Time // when it last closed on its own, if recovered
+	recovered       bool
+}
+
+// modelRamp is the recovery ramp; the current one is number count.
+type modelRamp struct {
+	count    int
+	start    time.Time
+	length   time.Duration
+	setBack  bool      // the ramp has been set back
+	round    time.Time // its latest setback
+	held     bool
+	heldAt   time.Time
+	fastRun  int // fast successes in a row
+	failures int // failures in a row
 }
 
 // ModelTicket is the model's admission of one attempt.
@@ -143,7 +140,7 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 		Jitter:            cfg.BreakJitter,
 		Origin:            origin,
 		Shadow:            cfg.Shadow,
-		slots:             map[int]time.Time{},
+		probes:            modelProbes{slots: map[int]time.Time{}},
 	}
 	if m.SlowCallRatio == 0 {
 		m.SlowCallRatio = breakerconf.DefaultSlowCallRatio
@@ -167,7 +164,7 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 
 // State is what the breaker's State method must read at now.
 func (m *Model) State(now time.Time) breaker.State {
-	if m.state == breaker.Open && !now.Before(m.until) {
+	if m.state == breaker.Open && !now.Before(m.breaks.until) {
 		return breaker.HalfOpen
 	}
 	if m.state == breaker.Recovering && m.rampFraction(now) >= 1 {
@@ -179,12 +176,12 @@ func (m *Model) State(now time.Time) breaker.State {
 // Snapshot is what the breaker's Snapshot method must read at now.
 func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	s := breaker.Snapshot{
-		State: m.State(now), ConsecutiveFailures: m.failures, Trips: m.trips,
-		Nominal: m.nominal, Break: m.served, BreakEnds: m.until, ProbeSuccesses: m.successes, SlowProbes: m.slowProbes,
+		State: m.State(now), ConsecutiveFailures: m.evidence.failures, Trips: m.breaks.trips,
+		Nominal: m.breaks.nominal, Break: m.breaks.served, BreakEnds: m.breaks.until, ProbeSuccesses: m.probes.successes, SlowProbes: m.probes.slow,
 		Shadow: m.Shadow,
 	}
 	if m.state == breaker.HalfOpen || m.state == breaker.Open {
-		for _, exp := range m.slots {
+		for _, exp := range m.probes.slots {
 			if now.Before(exp) {
 				s.Probes++
 			}
@@ -192,7 +189,7 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	}
 	s.NormalLatency, s.NormalLatencyOK = m.NormalLatency(now)
 	if m.SlowCallsOn {
-		s.NormalLatencyHeld = m.latencies.Held(now.Sub(m.Origin))
+		s.NormalLatencyHeld = m.normal.latencies.Held(now.Sub(m.Origin))
 		// The race of Config.Validate, on the history held: the normal holds
 		// out for Quantile x Held, the trip needs SlowCallRatio x TripWindow.
 		s.NormalLatencyHoldsOut = s.NormalLatencyOK &&
@@ -203,8 +200,8 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 	s.FailureTripPoint = m.failureTripPoint(now)
 	switch {
 	case s.State == breaker.Recovering:
-		s.RampStarted, s.RampLength = m.rampStart, m.rampLength
-		s.RampFraction, s.RampHeld = m.rampFraction(now), m.held
+		s.RampStarted, s.RampLength = m.ramp.start, m.ramp.length
+		s.RampFraction, s.RampHeld = m.rampFraction(now), m.ramp.held
 	case m.state == breaker.Recovering: // ran out: what closing it will leave
 		s.Trips = 0
 	}
@@ -228,14 +225,14 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 	case breaker.Isolated:
 		return ModelTicket{}, 0
 	case breaker.Open:
-		if now.Before(m.until) {
+		if now.Before(m.breaks.until) {
 			if t, ok := m.admitTrickle(now); ok {
 				return t, 0
 			}
-			return ModelTicket{}, m.until.Sub(now)
+			return ModelTicket{}, m.breaks.until.Sub(now)
 		}
 		m.transition(breaker.HalfOpen, breaker.CauseBreakElapsed)
-		m.successes, m.slowProbes = 0, 0
+		m.probes.successes, m.probes.slow = 0, 0
 	case breaker.Recovering:
 		return m.admitRamp(now)
 	}
@@ -246,56 +243,8 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 	return t, 0
 }
 
-// takeSlot gives a probe slot to an attempt at now, once the expired ones are
-// freed, and reports false when every slot is held.
-func (m *Model) takeSlot(now time.Time) (ModelTicket, bool) {
-	for id, exp := range m.slots {
-		if !now.Before(exp) {
-			delete(m.slots, id)
-		}
-	}
-	if len(m.slots) >= m.Probes {
-		return ModelTicket{}, false
-	}
-	m.lastID++
-	life := m.nominal
-	if life == 0 { // only IsolateFor has opened the model: no trip yet
-		life = m.BreakDuration
-	}
-	m.slots[m.lastID] = now.Add(life)
-	return ModelTicket{Admitted: true, Probe: m.lastID, Start: now}, true
-}
-
-// admitTrickle is an admission during a trip's break: the trickle's credit
-// or its longest gap, and a free slot.
-func (m *Model) admitTrickle(now time.Time) (ModelTicket, bool) {
-	if !m.trickling {
-		return ModelTicket{}, false
-	}
-	m.credit = min(m.credit+m.RecoveryInitial, 1)
-	if m.credit < 1 && now.Sub(m.lastTrickle) < m.RecoveryTrickleEvery {
-		return ModelTicket{}, false
-	}
-	t, ok := m.takeSlot(now)
-	if ok {
-		m.credit = 0
-		m.lastTrickle = now
-	}
-	return t, ok
-}
-
-// takeProbe frees the probe slot of t and reports whether it was held and
-// unexpired at now.
-func (m *Model) takeProbe(now time.Time, t ModelTicket) bool {
-	exp, held := m.slots[t.Probe]
-	if t.Probe == 0 || !held {
-		return false
-	}
-	delete(m.slots, t.Probe)
-	return now.Before(exp)
-}
-
-// Record applies the outcome v, of duration d, of the attempt t at now.
+// Record applies the outcome v, of duration d, of the attempt t at now, by
+// the state the model is in.
 func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.Duration) {
 	if !t.Admitted || t.Shadow {
 		return
@@ -304,139 +253,41 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	success := v.Kind == outcome.OK && !v.SelfImposed && !v.Canceled
 	switch m.state {
 	case breaker.Open:
-		// A fast success of a trickled probe ends the break; nothing else does.
-		if m.takeProbe(now, t) && success && !m.isSlowProbe(now, d) {
-			m.transition(breaker.HalfOpen, breaker.CauseTrickle)
-			m.successes, m.slowProbes = 1, 0
-			if m.successes >= m.ProbeSuccesses {
-				m.startRamp(now, breaker.CauseProbesSucceeded)
-			}
-		}
-		return
+		m.recordTrickle(now, t, success, d)
 	case breaker.Isolated:
-		return
 	case breaker.HalfOpen:
-		if !m.takeProbe(now, t) {
-			return
-		}
-		switch {
-		case failure:
-			m.trip(now, breaker.CauseProbeFailed)
-		case !success:
-		case m.isSlowProbe(now, d):
-			// A lead of ProbeSlowLead slow probes over fast ones re-opens.
-			m.slowProbes++
-			if m.slowProbes-m.successes < m.ProbeSlowLead {
-				break
-			}
-			if m.RecoveryOn {
-				m.startRamp(now, breaker.CauseProbeSlow)
-				m.hold(now)
-				break
-			}
-			m.trip(now, breaker.CauseProbeSlow)
-		default:
-			// A lead of ProbeSuccesses fast probes over slow ones closes.
-			m.successes++
-			if m.successes-m.slowProbes < m.ProbeSuccesses {
-				break
-			}
-			if m.RecoveryOn {
-				m.startRamp(now, breaker.CauseProbesSucceeded)
-				break
-			}
-			m.transition(breaker.Closed, breaker.CauseProbesSucceeded)
-			m.trips = 0
-			m.recovered, m.closedAt = true, now
-			m.clear()
-		}
-		return
+		m.recordProbe(now, t, failure, success, d)
 	case breaker.Recovering:
 		if m.rampFraction(now) < 1 {
 			m.recordRamp(now, t, failure, success, d)
 			return
 		}
 		m.closeRamp(now) // ran out: the outcome lands in a closed breaker
+		m.recordClosed(now, failure, success, d)
+	default:
+		m.recordClosed(now, failure, success, d)
 	}
-	if !failure && !success {
-		return
-	}
-	// Judged against the normal latency before this sample; then the sample joins
-	// the baselines and the trip window.
-	slow := m.isSlow(now, d)
-	if failure {
-		m.failures++
-	} else {
-		m.failures = 0
-		if m.SlowCallsOn {
-			m.latencies.Add(now.Sub(m.Origin), d)
-		}
-	}
-	if m.FailuresOn {
-		m.outcomes = append(m.outcomes, outcomeAt{at: now, failure: failure})
-	}
-	m.samples = append(m.samples, sample{bucket: m.bucket(now), failure: failure, slow: slow})
-	calls, failures, slows := m.tripWindowCounts(now)
-	ratio := func(n int) float64 { return float64(n) / float64(calls) }
-	point, relative := m.relativePoint(now)
-	switch {
-	case m.failures >= m.Consecutive:
-		m.trip(now, breaker.CauseConsecutiveFailures)
-	case calls < m.MinimumCalls:
-	case m.FailureRatio > 0 && ratio(failures) >= m.FailureRatio:
-		m.trip(now, breaker.CauseFailureRatio)
-	case relative && failures >= 2 && ratio(failures) >= point:
-		m.trip(now, breaker.CauseRelativeFailureRatio)
-	case (m.SlowCallThreshold > 0 || m.SlowCallsOn) && ratio(slows) >= m.SlowCallRatio:
-		m.trip(now, breaker.CauseSlowCalls)
-	}
-}
-
-// tripWindowCounts returns the evidence samples, failures and slow samples in the
-// trip window at now.
-func (m *Model) tripWindowCounts(now time.Time) (calls, failures, slow int) {
-	for _, s := range m.samples {
-		if m.bucket(now)-s.bucket < int64(m.Buckets) {
-			calls++
-			if s.failure {
-				failures++
-			}
-			if s.slow {
-				slow++
-			}
-		}
-	}
-	return calls, failures, slow
-}
-
-// bucket is the index of the window bucket holding t.
-func (m *Model) bucket(t time.Time) int64 {
-	width := m.TripWindow / time.Duration(m.Buckets)
-	if t.Before(m.Origin) {
-		return 0
-	}
-	return int64(t.Sub(m.Origin) / width)
 }
 
 func (m *Model) trip(now time.Time, cause breaker.Cause) {
-	m.trips++
-	m.nominal = m.BreakDuration
-	for range m.trips - 1 {
-		m.nominal = min(2*m.nominal, m.MaxBreak)
+	m.breaks.trips++
+	m.breaks.nominal = m.BreakDuration
+	for range m.breaks.trips - 1 {
+		m.breaks.nominal = min(2*m.breaks.nominal, m.MaxBreak)
 	}
-	m.served = m.nominal
+	m.breaks.served = m.breaks.nominal
 	if m.Served != nil {
-		m.served = m.Served(m.nominal)
+		m.breaks.served = m.Served(m.breaks.nominal)
 	}
-	lo := map[breaker.Jitter]time.Duration{breaker.JitterEqual: m.nominal / 2, breaker.JitterNone: m.nominal}[m.Jitter]
-	if (m.served < lo || m.served > m.nominal) && m.Err == nil {
-		m.Err = fmt.Errorf("breakertest: %v jitter served %v for a nominal break of %v", m.Jitter, m.served, m.nominal)
+	lo := map[breaker.Jitter]time.Duration{breaker.JitterEqual: m.breaks.nominal / 2, breaker.JitterNone: m.breaks.nominal}[m.Jitter]
+	if (m.breaks.served < lo || m.breaks.served > m.breaks.nominal) && m.Err == nil {
+		m.Err = fmt.Errorf("breakertest: %v jitter served %v for a nominal break of %v", m.Jitter, m.breaks.served, m.breaks.nominal)
 	}
-	m.until = now.Add(m.served)
-	m.openedAt, m.recovered = now, false
-	m.trickling, m.lastTrickle, m.credit = m.RecoveryTrickleEvery > 0, now, 0
+	m.breaks.until = now.Add(m.breaks.served)
+	m.breaks.openedAt, m.breaks.recovered = now, false
+	m.trickle.on, m.trickle.last, m.credit = m.RecoveryTrickleEvery > 0, now, 0
 	m.transition(breaker.Open, cause)
-	m.Transitions[len(m.Transitions)-1].Break = m.served
+	m.Transitions[len(m.Transitions)-1].Break = m.breaks.served
 	m.clear()
 }
 
@@ -449,8 +300,8 @@ func (m *Model) transition(to breaker.State, cause breaker.Cause) {
 // clear forgets the trip window, the failure run and the probes; never the
 // baselines.
 func (m *Model) clear() {
-	m.failures, m.successes, m.slowProbes, m.samples = 0, 0, 0, nil
-	clear(m.slots)
+	m.evidence.failures, m.probes.successes, m.probes.slow, m.evidence.samples = 0, 0, 0, nil
+	clear(m.probes.slots)
 }
 
 // Isolate applies Breaker.Isolate.
@@ -467,9 +318,9 @@ func (m *Model) IsolateFor(now time.Time, d time.Duration) {
 	if m.state == breaker.Recovering && m.rampFraction(now) >= 1 {
 		m.closeRamp(now) // it read Closed: close it first, as an admission would
 	}
-	m.served = d
-	m.until = now.Add(d)
-	m.trickling, m.openedAt = false, now
+	m.breaks.served = d
+	m.breaks.until = now.Add(d)
+	m.trickle.on, m.breaks.openedAt = false, now
 	m.transition(breaker.Open, breaker.CauseForced)
 	m.Transitions[len(m.Transitions)-1].Break = d
 	m.clear()
@@ -483,7 +334,7 @@ func (m *Model) Reset() {
 	if m.state != breaker.Closed {
 		m.transition(breaker.Closed, breaker.CauseReset)
 	}
-	m.trips, m.recovered = 0, false
-	m.nominal, m.served, m.until = 0, 0, time.Time{}
+	m.breaks.trips, m.breaks.recovered = 0, false
+	m.breaks.nominal, m.breaks.served, m.breaks.until = 0, 0, time.Time{}
 	m.clear()
 }

@@ -44,7 +44,7 @@ func (m *Model) newNormals(cfg breaker.Config) {
 		if err != nil {
 			panic("breakertest: NewModel: invalid SlowCalls.Window: " + err.Error())
 		}
-		m.latencies = w
+		m.normal.latencies = w
 	}
 
 	f := cfg.Failures
@@ -111,7 +111,7 @@ func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
 	if !m.SlowCallsOn {
 		return 0, false
 	}
-	d, n := m.latencies.Quantile(now.Sub(m.Origin), m.SlowCallsQuantile)
+	d, n := m.normal.latencies.Quantile(now.Sub(m.Origin), m.SlowCallsQuantile)
 	if n < m.SlowCallsMinimumSamples {
 		return 0, false
 	}
@@ -124,10 +124,10 @@ func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
 func (m *Model) baselineCounts(now time.Time) (calls, failures int) {
 	width := m.FailuresWindow / breakerconf.BaselineSlices
 	index := func(t time.Time) int64 { return int64(t.Sub(m.Origin) / width) }
-	for len(m.outcomes) > 0 && index(now)-index(m.outcomes[0].at) >= breakerconf.BaselineSlices {
-		m.outcomes = m.outcomes[1:] // gone for good: time never runs back
+	for len(m.evidence.outcomes) > 0 && index(now)-index(m.evidence.outcomes[0].at) >= breakerconf.BaselineSlices {
+		m.evidence.outcomes = m.evidence.outcomes[1:] // gone for good: time never runs back
 	}
-	for _, o := range m.outcomes {
+	for _, o := range m.evidence.outcomes {
 		calls++
 		if o.failure {
 			failures++
@@ -181,8 +181,8 @@ func (m *Model) Pressure(now time.Time) float64 {
 	if m.state != breaker.Closed {
 		return 1 // Recovering with its ramp run out too: nothing has closed it yet
 	}
-	p := float64(m.failures) / float64(m.Consecutive)
-	if since := now.Sub(m.closedAt); m.recovered && since < m.TripWindow {
+	p := float64(m.evidence.failures) / float64(m.Consecutive)
+	if since := now.Sub(m.breaks.closedAt); m.breaks.recovered && since < m.TripWindow {
 		p = max(p, 1-float64(since)/float64(m.TripWindow))
 	}
 	if calls, failures, _ := m.tripWindowCounts(now); calls >= m.MinimumCalls {

@@ -46,12 +46,12 @@ func (m *Model) newRecovery(cfg breaker.Config) {
 func (m *Model) startRamp(now time.Time, cause breaker.Cause) {
 	m.transition(breaker.Recovering, cause)
 	m.clear()
-	m.ramps++
-	m.rampStart, m.setBack = now, false
-	m.rampLength = time.Duration(m.RecoveryFraction * float64(now.Sub(m.openedAt)))
-	m.rampLength = max(m.rampLength, m.RecoveryMinimum)
-	m.rampLength = min(m.rampLength, m.RecoveryMaximum)
-	m.held, m.fastRun, m.rampFailures, m.credit = false, 0, 0, 0
+	m.ramp.count++
+	m.ramp.start, m.ramp.setBack = now, false
+	m.ramp.length = time.Duration(m.RecoveryFraction * float64(now.Sub(m.breaks.openedAt)))
+	m.ramp.length = max(m.ramp.length, m.RecoveryMinimum)
+	m.ramp.length = min(m.ramp.length, m.RecoveryMaximum)
+	m.ramp.held, m.ramp.fastRun, m.ramp.failures, m.credit = false, 0, 0, 0
 }
 
 // rampFraction is p, the fraction of offered attempts the ramp admits at now:
@@ -59,14 +59,14 @@ func (m *Model) startRamp(now time.Time, cause breaker.Cause) {
 // standing still from heldAt while held (the floating-point operations are
 // the breaker's, in its order, so that both admit the same attempts).
 func (m *Model) rampFraction(now time.Time) float64 {
-	if m.held {
-		now = m.heldAt
+	if m.ramp.held {
+		now = m.ramp.heldAt
 	}
-	elapsed := now.Sub(m.rampStart)
-	if elapsed >= m.rampLength {
+	elapsed := now.Sub(m.ramp.start)
+	if elapsed >= m.ramp.length {
 		return 1
 	}
-	return m.RecoveryInitial + (1-m.RecoveryInitial)*float64(elapsed)/float64(m.rampLength)
+	return m.RecoveryInitial + (1-m.RecoveryInitial)*float64(elapsed)/float64(m.ramp.length)
 }
 
 // admitRamp is an admission while Recovering.
@@ -81,53 +81,53 @@ func (m *Model) admitRamp(now time.Time) (ModelTicket, time.Duration) {
 		return ModelTicket{}, 0 // no hint: it would aim every shed caller at one instant
 	}
 	m.credit--
-	return ModelTicket{Admitted: true, Ramp: m.ramps, Start: now}, 0
+	return ModelTicket{Admitted: true, Ramp: m.ramp.count, Start: now}, 0
 }
 
 // recordRamp applies an outcome while Recovering, before the ramp ran out.
 func (m *Model) recordRamp(now time.Time, t ModelTicket, failure, success bool, d time.Duration) {
-	if t.Ramp != m.ramps || t.Ramp == 0 {
+	if t.Ramp != m.ramp.count || t.Ramp == 0 {
 		return // not this ramp's attempt
 	}
 	switch {
 	case failure:
-		m.rampFailures++
-		if m.rampFailures >= m.Consecutive {
+		m.ramp.failures++
+		if m.ramp.failures >= m.Consecutive {
 			m.trip(now, breaker.CauseRampFailed)
 			return
 		}
-		m.fastRun = 0
-		if m.setBack && !m.round.Before(t.Start) {
+		m.ramp.fastRun = 0
+		if m.ramp.setBack && !m.ramp.round.Before(t.Start) {
 			return // sent at the fraction an earlier setback corrected
 		}
 		p := max(m.RecoveryInitial, m.rampFraction(now)/2)
-		m.held, m.setBack, m.round = false, true, now
-		m.rampLength = min(2*m.rampLength, m.RecoveryMaximum)
-		m.rampStart = now.Add(-time.Duration((p - m.RecoveryInitial) / (1 - m.RecoveryInitial) * float64(m.rampLength)))
+		m.ramp.held, m.ramp.setBack, m.ramp.round = false, true, now
+		m.ramp.length = min(2*m.ramp.length, m.RecoveryMaximum)
+		m.ramp.start = now.Add(-time.Duration((p - m.RecoveryInitial) / (1 - m.RecoveryInitial) * float64(m.ramp.length)))
 	case success && m.isSlow(now, d):
-		m.rampFailures, m.fastRun = 0, 0
+		m.ramp.failures, m.ramp.fastRun = 0, 0
 		m.hold(now)
 	case success:
-		m.rampFailures = 0
-		m.fastRun++
-		if m.held && m.fastRun >= m.ProbeSuccesses {
-			m.rampStart = m.rampStart.Add(now.Sub(m.heldAt))
-			m.held = false
+		m.ramp.failures = 0
+		m.ramp.fastRun++
+		if m.ramp.held && m.ramp.fastRun >= m.ProbeSuccesses {
+			m.ramp.start = m.ramp.start.Add(now.Sub(m.ramp.heldAt))
+			m.ramp.held = false
 		}
 	}
 }
 
 // hold stops the ramp at now, unless it is stopped already.
 func (m *Model) hold(now time.Time) {
-	if !m.held {
-		m.held, m.heldAt = true, now
+	if !m.ramp.held {
+		m.ramp.held, m.ramp.heldAt = true, now
 	}
 }
 
 // closeRamp closes a model whose ramp has run out, at now.
 func (m *Model) closeRamp(now time.Time) {
 	m.transition(breaker.Closed, breaker.CauseRampDone)
-	m.trips = 0
-	m.recovered, m.closedAt = true, now
+	m.breaks.trips = 0
+	m.breaks.recovered, m.breaks.closedAt = true, now
 	m.clear()
 }
