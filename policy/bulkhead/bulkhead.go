@@ -209,6 +209,12 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 	if n, ok := b.try(l, t); ok {
 		return n, -1, nil
 	}
+	return b.wait(ctx, l, t)
+}
+
+// wait is acquire for a call of level l and tenant t that found no slot
+// free: it takes one freed since, or queues for one.
+func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inFlight int, waited time.Duration, err error) {
 	b.mu.Lock()
 	if n, ok := b.take(l, t); ok { // a slot was freed since
 		b.mu.Unlock()
@@ -284,7 +290,12 @@ func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Durat
 // a Release without its Acquire would let one call too many in. A context
 // with another tenant or level than the one the slot was taken with, where
 // both hold slots, charges the wrong one, and cannot be told.
-func (b *Bulkhead) Release(ctx context.Context) {
+func (b *Bulkhead) Release(ctx context.Context) { (*gate)(b).Release(ctx, pipeline.Permit{}) }
+
+// Release is [Bulkhead.Release], written here so that the stage, which
+// calls it through pipeline.Gate, pays no call of a wrapper.
+func (g *gate) Release(ctx context.Context, _ pipeline.Permit) {
+	b := (*Bulkhead)(g)
 	t := b.tenantOf(ctx)
 	var l criticality.Level
 	if b.kept.on {

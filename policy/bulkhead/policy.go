@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // Guard returns a stage that runs what passes through it in a slot of b:
@@ -50,7 +51,12 @@ func (g *gate) Stage() pipeline.StageInfo { return (*Bulkhead)(g).Stage() }
 // Admit takes a slot for the call of ctx, or queues for one, and reports a
 // wait.
 func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, *pipeline.StopError) {
-	_, waited, err := (*Bulkhead)(g).acquire(ctx)
+	b := (*Bulkhead)(g)
+	l, t := criticality.From(ctx), b.tenantOf(ctx)
+	if _, ok := b.try(l, t); ok { // acquire's fast path, without its frame
+		return pipeline.Permit{}, nil
+	}
+	_, waited, err := b.wait(ctx, l, t)
 	if err != nil {
 		return pipeline.Permit{}, err.(*pipeline.StopError)
 	}
@@ -59,6 +65,3 @@ func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, 
 	}
 	return pipeline.Permit{}, nil
 }
-
-// Release gives the slot of the call of ctx back.
-func (g *gate) Release(ctx context.Context, _ pipeline.Permit) { (*Bulkhead)(g).Release(ctx) }
