@@ -56,3 +56,17 @@ type LateReturn struct {
 
 // Name returns "late_return".
 func (LateReturn) Name() string { return "late_return" }
+
+// Waited reports that a call waited Wait to be let in by the [Gate] of the
+// stage its [Source] names: in a bulkhead's or an adaptive limit's queue for
+// a slot, or for a rate limiter's token. Queued and Limit are how many calls
+// still waited and the limit, as the call got in, from a gate that says (an
+// adaptive limit does), and 0 otherwise. A call let in at once emits none,
+// and a refusal is reported as [Stopped].
+type Waited struct {
+	Wait          time.Duration
+	Queued, Limit int
+}
+
+// Name returns "waited".
+func (Waited) Name() string { return "waited" }

@@ -135,3 +135,15 @@ func appendErr(attrs []slog.Attr, key string, err error) []slog.Attr {
 	}
 	return append(attrs, slog.String(key, err.Error()))
 }
+
+// LogValue returns the wait as a group: wait and, from a gate that reports
+// them, queued and limit.
+func (w Waited) LogValue() slog.Value {
+	if w.Queued == 0 && w.Limit == 0 {
+		return slog.GroupValue(slog.Duration("wait", w.Wait))
+	}
+	return slog.GroupValue(slog.Duration("wait", w.Wait), slog.Int("queued", w.Queued), slog.Int("limit", w.Limit))
+}
+
+// Level returns Debug: waiting is a gate doing its work.
+func (Waited) Level() slog.Level { return slog.LevelDebug }

@@ -18,12 +18,10 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -326,11 +324,18 @@ func TestEveryEventOfTheModuleLogs(t *testing.T) {
 	for _, e := range []pipeline.Event{
 		pipeline.AttemptFinished{}, pipeline.Stopped{Err: &pipeline.StopError{}}, pipeline.Abandoned{}, pipeline.LateReturn{},
 		retry.Scheduled{}, hedge.Hedged{}, hedge.Skipped{}, hedge.Won{}, timeout.TimedOut{}, breaker.Transition{}, breaker.Rejection{},
-		ratelimit.Waited{}, bulkhead.Waited{}, adaptive.Waited{}, adaptive.Revision{},
+		pipeline.Waited{}, adaptive.Revision{},
 		fallback.Executed{}, ceiling.Cut{}, fault.Injected{},
 	} {
 		_, logs := e.(slog.LogValuer)
 		_, leveled := e.(pipeline.Leveled)
 		assert.True(t, logs && leveled, "%T: LogValuer %v, Leveled %v", e, logs, leveled)
 	}
+}
+
+// A wait logs its queue and limit only from a gate that reports them.
+func TestWaitedLogValue(t *testing.T) {
+	assert.Equal(t, "[wait=1ms]", pipeline.Waited{Wait: time.Millisecond}.LogValue().String())
+	assert.Equal(t, "[wait=1ms queued=2 limit=8]", pipeline.Waited{Wait: time.Millisecond, Queued: 2, Limit: 8}.LogValue().String())
+	assert.Equal(t, slog.LevelDebug, pipeline.Waited{}.Level())
 }

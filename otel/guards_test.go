@@ -271,9 +271,9 @@ var guardEvents = []struct {
 	src pipeline.Source
 	e   pipeline.Event
 }{
-	{pipeline.Source{Pipeline: "p", Stage: "ratelimit", Name: "r"}, ratelimit.Waited{Wait: time.Millisecond}},
-	{pipeline.Source{Pipeline: "p", Stage: "bulkhead", Name: "b"}, bulkhead.Waited{Wait: time.Millisecond}},
-	{pipeline.Source{Pipeline: "p", Stage: "adaptive", Name: "a"}, adaptive.Waited{Wait: time.Millisecond, Queued: 1, Limit: 4}},
+	{pipeline.Source{Pipeline: "p", Stage: "ratelimit", Name: "r"}, pipeline.Waited{Wait: time.Millisecond}},
+	{pipeline.Source{Pipeline: "p", Stage: "bulkhead", Name: "b"}, pipeline.Waited{Wait: time.Millisecond}},
+	{pipeline.Source{Pipeline: "p", Stage: "adaptive", Name: "a"}, pipeline.Waited{Wait: time.Millisecond, Queued: 1, Limit: 4}},
 	{pipeline.Source{Pipeline: "p", Stage: "adaptive", Name: "a"}, adaptive.Revision{From: 4, To: 6, Why: adaptive.Grew}},
 	{pipeline.Source{Pipeline: "p", Stage: "fallback", Name: "f"}, fallback.Executed{Verdict: outcome.Verdict{Kind: outcome.Transient}, Err: errBoom}},
 	{pipeline.Source{Pipeline: "p", Stage: "ceiling", Name: "c"}, ceiling.Cut{Limit: time.Second, Measured: time.Millisecond}},

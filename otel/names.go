@@ -196,7 +196,7 @@ const (
 	// EventLate is abandoned work returning at last (pipeline.LateReturn).
 	EventLate = "resilience.late_return"
 	// EventWait is a call let in after a wait by a rate limiter, a bulkhead
-	// or an adaptive limit (their Waited events). A ceiling's cut
+	// or an adaptive limit (pipeline.Waited). A ceiling's cut
 	// (ceiling.Cut) is an EventTimeout.
 	EventWait = "resilience.wait"
 	// EventRevision is a revision of an adaptive limit (adaptive.Revision).

@@ -9,12 +9,10 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
-	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -74,16 +72,12 @@ func (t *Telemetry) spanEvent(ctx context.Context, span trace.Span, src pipeline
 	case pipeline.LateReturn:
 		name = EventLate
 		kvs = append(kvs, AttrAttempt.Int(e.Attempt))
-	case ratelimit.Waited:
+	case pipeline.Waited:
 		name = EventWait
 		kvs = append(kvs, AttrWait.Float64(e.Wait.Seconds()))
-	case bulkhead.Waited:
-		name = EventWait
-		kvs = append(kvs, AttrWait.Float64(e.Wait.Seconds()))
-	case adaptive.Waited:
-		name = EventWait
-		kvs = append(kvs, AttrWait.Float64(e.Wait.Seconds()),
-			attribute.Int("resilience.queued", e.Queued), attribute.Int("resilience.limit", e.Limit))
+		if e.Queued != 0 || e.Limit != 0 { // a gate that says (an adaptive limit)
+			kvs = append(kvs, attribute.Int("resilience.queued", e.Queued), attribute.Int("resilience.limit", e.Limit))
+		}
 	case adaptive.Revision:
 		name = EventRevision
 		kvs = append(kvs, AttrAdaptiveWhy.String(whys[whyIndex(e.Why)]),

@@ -12,12 +12,10 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -230,11 +228,7 @@ func (t *Telemetry) record(ctx context.Context, src, as pipeline.Source, e pipel
 		t.transitions.Add(ctx, 1, metric.WithAttributeSet(transitionSet(as, e)))
 	case breaker.Rejection:
 		t.refusals.Add(ctx, 1, t.sources.get(as).refusal(e.State, e.Shadow).add...)
-	case ratelimit.Waited:
-		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(as).stage().rec...)
-	case bulkhead.Waited:
-		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(as).stage().rec...)
-	case adaptive.Waited:
+	case pipeline.Waited:
 		t.admissionWait.Record(ctx, e.Wait.Seconds(), t.sources.get(as).stage().rec...)
 	case adaptive.Revision:
 		t.revisions.Add(ctx, 1, t.sources.get(as).revision(e.Why).add...)

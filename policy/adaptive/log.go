@@ -2,14 +2,6 @@ package adaptive
 
 import "log/slog"
 
-// LogValue returns the wait as a group: wait, queued and limit.
-func (w Waited) LogValue() slog.Value {
-	return slog.GroupValue(slog.Duration("wait", w.Wait), slog.Int("queued", w.Queued), slog.Int("limit", w.Limit))
-}
-
-// Level returns Debug: queueing is the limiter doing its work.
-func (Waited) Level() slog.Level { return slog.LevelDebug }
-
 // LogValue returns the revision as a group: the limit from and to, why, the
 // recent and baseline latency, the peak in flight, the queue and the
 // throttled answers of the interval.

@@ -10,10 +10,7 @@ import (
 	"github.com/resilience-go/pipeline/policy/adaptive"
 )
 
-func TestEventsLogValues(t *testing.T) {
-	w := adaptive.Waited{Wait: time.Millisecond, Queued: 2, Limit: 8}
-	assert.Equal(t, "[wait=1ms queued=2 limit=8]", w.LogValue().String())
-	assert.Equal(t, slog.LevelDebug, w.Level())
+func TestRevisionLogValue(t *testing.T) {
 	cut := adaptive.Revision{From: 10, To: 6, Recent: 30 * time.Millisecond, Baseline: 10 * time.Millisecond}
 	assert.Contains(t, cut.LogValue().String(), "from=10 to=6 ")
 	assert.Equal(t, slog.LevelInfo, cut.Level())

@@ -18,7 +18,7 @@ import (
 //   - A slot is free and nobody queues: the rest runs at once; this costs no
 //     allocation.
 //   - The queue has room: the call waits for a slot for at most
-//     Config.MaxWait, emits [Waited] once it has one, and runs; if ctx ends
+//     Config.MaxWait, emits [pipeline.Waited] once it has one, and runs; if ctx ends
 //     first, the stage returns pipeline.Interrupted.
 //   - Otherwise, or when the wait runs out, the call is refused: a
 //     *pipeline.StopError of Stage "adaptive" whose RetryAfter is the median
@@ -62,7 +62,7 @@ func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, 
 		return pipeline.Permit{}, err.(*pipeline.StopError)
 	}
 	if waited >= 0 && ev.Observed() {
-		ev.Emit(ctx, Waited{Wait: waited, Queued: l.Queued(), Limit: l.Limit()})
+		ev.Emit(ctx, pipeline.Waited{Wait: waited, Queued: l.Queued(), Limit: l.Limit()})
 	}
 	return pipeline.Permit{Value: int64(t.start)}, nil
 }

@@ -120,7 +120,7 @@ func TestRevisionsAndWaitsAreEvents(t *testing.T) {
 			wg.Go(func() { _, _ = p.Execute(t.Context(), work) })
 		}
 		wg.Wait()
-		assert.Contains(t, rec.all(), pipeline.Event(adaptive.Waited{Wait: 20 * time.Millisecond, Queued: 0, Limit: 2}))
+		assert.Contains(t, rec.all(), pipeline.Event(pipeline.Waited{Wait: 20 * time.Millisecond, Queued: 0, Limit: 2}))
 		for range 60 { // two seconds of calls that use the whole limit
 			wg.Add(2)
 			for range 2 {

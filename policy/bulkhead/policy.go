@@ -16,7 +16,7 @@ import (
 //   - A slot is free and nobody queues: the rest runs at once; this costs no
 //     allocation.
 //   - The queue has room: the call waits for a slot, first come first
-//     served, for at most Config.MaxWait; once it has one it emits [Waited]
+//     served, for at most Config.MaxWait; once it has one it emits [pipeline.Waited]
 //     and runs. If ctx ends first, the stage returns pipeline.Interrupted.
 //   - Otherwise, or when the wait runs out, the call is refused: a
 //     *pipeline.StopError of Stage "bulkhead" with no retry-after hint (when
@@ -61,7 +61,7 @@ func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, 
 		return pipeline.Permit{}, err.(*pipeline.StopError)
 	}
 	if waited >= 0 && ev.Observed() {
-		ev.Emit(ctx, Waited{Wait: waited})
+		ev.Emit(ctx, pipeline.Waited{Wait: waited})
 	}
 	return pipeline.Permit{}, nil
 }

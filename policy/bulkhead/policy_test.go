@@ -153,7 +153,7 @@ func TestAQueuedCallWaitsItsTurnThenRunsOrGivesUp(t *testing.T) {
 		assert.NoError(t, errs[0])
 		assert.NoError(t, errs[1])
 		assert.Equal(t, []int{0, 1}, order, "first come, first served")
-		assert.Contains(t, rec.all(), pipeline.Event(bulkhead.Waited{Wait: time.Second}))
+		assert.Contains(t, rec.all(), pipeline.Event(pipeline.Waited{Wait: time.Second}))
 
 		// A queued call whose wait runs out is refused.
 		release = make(chan struct{})

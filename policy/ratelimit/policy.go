@@ -18,7 +18,7 @@ import (
 //     pipeline.Interrupted (Canceled or Deadline) at once.
 //   - A token is there: the rest runs at once; this costs no allocation.
 //   - The next token comes within Config.MaxWait and before ctx's deadline:
-//     the call waits for it on the limiter's clock, emits [Waited], and runs.
+//     the call waits for it on the limiter's clock, emits [pipeline.Waited], and runs.
 //     If ctx ends first, the token goes back to the limiter (unless a later
 //     call has been promised one since) and the stage returns
 //     pipeline.Interrupted.
@@ -71,7 +71,7 @@ func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, 
 			return pipeline.Permit{}, pipeline.Interrupted(ctx, l.Stage())
 		}
 		if ev.Observed() {
-			ev.Emit(ctx, Waited{Wait: wait})
+			ev.Emit(ctx, pipeline.Waited{Wait: wait})
 		}
 	}
 	return pipeline.Permit{Spent: true}, nil

@@ -115,7 +115,7 @@ func TestACallWaitsForItsTokenUpToMaxWait(t *testing.T) {
 		}
 		assert.Equal(t, []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond}, ends,
 			"each call waits exactly until its token")
-		assert.Equal(t, []pipeline.Event{ratelimit.Waited{Wait: 100 * time.Millisecond}, ratelimit.Waited{Wait: 100 * time.Millisecond}}, rec.all())
+		assert.Equal(t, []pipeline.Event{pipeline.Waited{Wait: 100 * time.Millisecond}, pipeline.Waited{Wait: 100 * time.Millisecond}}, rec.all())
 
 		// Three calls at once: the first waits 100 ms, the second 200 ms,
 		// the third would wait 300 ms, beyond MaxWait, and is refused at once.
