@@ -18,7 +18,6 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -325,7 +324,7 @@ func TestEveryEventOfTheModuleLogs(t *testing.T) {
 		pipeline.AttemptFinished{}, pipeline.Stopped{Err: &pipeline.StopError{}}, pipeline.Abandoned{}, pipeline.LateReturn{},
 		retry.Scheduled{}, hedge.Hedged{}, hedge.Skipped{}, hedge.Won{}, timeout.TimedOut{}, breaker.Transition{}, breaker.Rejection{},
 		pipeline.Waited{}, adaptive.Revision{},
-		fallback.Executed{}, ceiling.Cut{}, fault.Injected{},
+		fallback.Executed{}, fault.Injected{},
 	} {
 		_, logs := e.(slog.LogValuer)
 		_, leveled := e.(pipeline.Leveled)

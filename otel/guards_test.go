@@ -24,6 +24,7 @@ import (
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
+	"github.com/resilience-go/pipeline/policy/timeout"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -276,7 +277,7 @@ var guardEvents = []struct {
 	{pipeline.Source{Pipeline: "p", Stage: "adaptive", Name: "a"}, pipeline.Waited{Wait: time.Millisecond, Queued: 1, Limit: 4}},
 	{pipeline.Source{Pipeline: "p", Stage: "adaptive", Name: "a"}, adaptive.Revision{From: 4, To: 6, Why: adaptive.Grew}},
 	{pipeline.Source{Pipeline: "p", Stage: "fallback", Name: "f"}, fallback.Executed{Verdict: outcome.Verdict{Kind: outcome.Transient}, Err: errBoom}},
-	{pipeline.Source{Pipeline: "p", Stage: "ceiling", Name: "c"}, ceiling.Cut{Limit: time.Second, Measured: time.Millisecond}},
+	{pipeline.Source{Pipeline: "p", Stage: "ceiling", Name: "c"}, timeout.TimedOut{Timeout: time.Second, Measured: time.Millisecond}},
 	{pipeline.Source{Pipeline: "p", Stage: "fault", Name: "x"}, fault.Injected{Attempt: 1, Kind: fault.Latency, Delay: time.Millisecond}},
 }
 

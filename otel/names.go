@@ -189,15 +189,15 @@ const (
 	EventSkip = "resilience.hedge.skipped"
 	// EventStop is a stage's refusal or stop (pipeline.Stopped).
 	EventStop = "resilience.stop"
-	// EventTimeout is a timeout stage's deadline passing (timeout.TimedOut).
+	// EventTimeout is a timeout stage's deadline passing, or a ceiling
+	// stage's cut (timeout.TimedOut, with Measured set for a cut).
 	EventTimeout = "resilience.timeout"
 	// EventAbandon is guarded work abandoned (pipeline.Abandoned).
 	EventAbandon = "resilience.abandoned"
 	// EventLate is abandoned work returning at last (pipeline.LateReturn).
 	EventLate = "resilience.late_return"
 	// EventWait is a call let in after a wait by a rate limiter, a bulkhead
-	// or an adaptive limit (pipeline.Waited). A ceiling's cut
-	// (ceiling.Cut) is an EventTimeout.
+	// or an adaptive limit (pipeline.Waited).
 	EventWait = "resilience.wait"
 	// EventRevision is a revision of an adaptive limit (adaptive.Revision).
 	EventRevision = "resilience.adaptive.revision"

@@ -9,7 +9,6 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
-	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -66,6 +65,9 @@ func (t *Telemetry) spanEvent(ctx context.Context, span trace.Span, src pipeline
 	case timeout.TimedOut:
 		name = EventTimeout
 		kvs = append(kvs, attribute.Float64("resilience.timeout", e.Timeout.Seconds()))
+		if e.Measured != 0 { // a ceiling's cut
+			kvs = append(kvs, attribute.Float64("resilience.ceiling.measured", e.Measured.Seconds()))
+		}
 	case pipeline.Abandoned:
 		name = EventAbandon
 		kvs = append(kvs, AttrAttempt.Int(e.Attempt))
@@ -90,10 +92,6 @@ func (t *Telemetry) spanEvent(ctx context.Context, span trace.Span, src pipeline
 		if e.FuncErr != nil {
 			kvs = append(kvs, AttrFallbackFailed.Bool(true), attribute.String("error.message", e.FuncErr.Error()))
 		}
-	case ceiling.Cut:
-		name = EventTimeout
-		kvs = append(kvs, attribute.Float64("resilience.timeout", e.Limit.Seconds()),
-			attribute.Float64("resilience.ceiling.measured", e.Measured.Seconds()))
 	case fault.Injected:
 		name = EventFault
 		kvs = append(kvs, AttrAttempt.Int(e.Attempt), AttrFaultKind.String(faultKinds[faultIndex(e.Kind)]))

@@ -12,7 +12,6 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
@@ -234,8 +233,6 @@ func (t *Telemetry) record(ctx context.Context, src, as pipeline.Source, e pipel
 		t.revisions.Add(ctx, 1, t.sources.get(as).revision(e.Why).add...)
 	case fallback.Executed:
 		t.fallbacks.Add(ctx, 1, t.sources.get(as).fallback(fallbackIndex(e), e.FuncErr != nil).add...)
-	case ceiling.Cut:
-		t.timeouts.Add(ctx, 1, t.sources.get(as).stage().add...)
 	case fault.Injected:
 		t.faults.Add(ctx, 1, t.sources.get(as).fault(e.Kind).add...)
 	}

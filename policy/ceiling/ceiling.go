@@ -11,6 +11,7 @@ import (
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/timeout"
 )
 
 // Policy is a ceiling stage. Build one with [New]; it is safe for concurrent
@@ -27,7 +28,7 @@ type Policy[T any] struct {
 	// whose ceiling is the same: the estimator's quantile is memoized, so it
 	// holds for many attempts in a row and an armed attempt allocates only
 	// its context. It is one word, replaced whole.
-	cause atomic.Pointer[Error]
+	cause atomic.Pointer[timeout.Error]
 }
 
 // New returns a ceiling stage configured by cfg, or an error naming every
@@ -94,12 +95,13 @@ func (p *Policy[T]) limit(now time.Duration) (limit, measured time.Duration, arm
 
 // Execute runs the stages inside. Unarmed (see [Policy.Limit]), it passes the
 // attempt through. Armed, it runs them with a context that expires at the
-// ceiling, with an [*Error] as its cause, derived with
+// ceiling, with a [*timeout.Error] as its cause (its Duration the ceiling,
+// its Measured and Quantile what the ceiling was derived from), derived with
 // context.WithTimeoutCause; an attempt that fails once the ceiling has passed
-// becomes a *pipeline.StopError with Reason Deadline, Cause the *Error and
-// Err the attempt's error, its value and verdict kept (Transient, as for any
-// attempt our own deadline cut), and the stage emits [Cut] and
-// pipeline.Stopped. It returns the inner result as it is if the attempt
+// becomes a *pipeline.StopError with Reason Deadline, Cause the
+// *timeout.Error and Err the attempt's error, its value and verdict kept
+// (Transient, as for any attempt our own deadline cut), and the stage emits
+// [timeout.TimedOut] (with Measured set) and pipeline.Stopped. It returns the inner result as it is if the attempt
 // succeeded (even late), an inner stage refused it, the caller's context is
 // done, or an inner stage already reported this deadline. The context lives on
 // with the value Execute returns until that value is released (see
@@ -150,11 +152,11 @@ func (p *Policy[T]) record(start time.Duration) {
 // causeFor returns the cause of a ceiling of limit derived from measured: the
 // last one made if it is the same, otherwise a new one, kept for the next
 // attempts. Two attempts that race to replace it each get a correct cause.
-func (p *Policy[T]) causeFor(limit, measured time.Duration) *Error {
-	if c := p.cause.Load(); c != nil && c.Limit == limit && c.Measured == measured {
+func (p *Policy[T]) causeFor(limit, measured time.Duration) *timeout.Error {
+	if c := p.cause.Load(); c != nil && c.Duration == limit && c.Measured == measured {
 		return c
 	}
-	c := &Error{Limit: limit, Measured: measured, Quantile: p.quantile}
+	c := &timeout.Error{Duration: limit, Measured: measured, Quantile: p.quantile}
 	p.cause.Store(c)
 	return c
 }
@@ -163,12 +165,12 @@ func (p *Policy[T]) causeFor(limit, measured time.Duration) *Error {
 // ended it, or one of our own stages refused it; otherwise it returns r as a
 // Deadline stop of this stage, unless an inner stage already reported the
 // deadline.
-func (p *Policy[T]) judge(ctx, inner context.Context, cause *Error, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
+func (p *Policy[T]) judge(ctx, inner context.Context, cause *timeout.Error, next pipeline.Next[T], r pipeline.Result[T]) pipeline.Result[T] {
 	if r.Err == nil || r.Verdict.SelfImposed || ctx.Err() != nil || context.Cause(inner) != error(cause) {
 		return r
 	}
 	if next.Observed() {
-		next.Emit(inner, Cut{Limit: cause.Limit, Measured: cause.Measured})
+		next.Emit(inner, timeout.TimedOut{Timeout: cause.Duration, Measured: cause.Measured})
 	}
 	if stop, ok := r.Err.(*pipeline.StopError); ok && stop.Reason == pipeline.Deadline {
 		return r

@@ -15,6 +15,7 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/pipelinetest"
 	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/timeout"
 )
 
 // Unarmed: the estimator is empty, every attempt passes through.
@@ -57,9 +58,9 @@ func TestCutsAHungAttemptAtItsCeiling(t *testing.T) {
 			})
 		assert.Equal(t, limit, time.Since(start), "cut at exactly the ceiling")
 
-		ours, ok := errors.AsType[*ceiling.Error](cause)
+		ours, ok := errors.AsType[*timeout.Error](cause)
 		require.True(t, ok, "inside the work, context.Cause must name the ceiling: %v", cause)
-		assert.Equal(t, ceiling.Error{Limit: limit, Measured: measured, Quantile: 0.95}, *ours)
+		assert.Equal(t, timeout.Error{Duration: limit, Measured: measured, Quantile: 0.95}, *ours)
 		assert.Equal(t, fmt.Sprintf("pipeline: attempt ceiling of %v passed (measured p95: %v)", limit, measured), ours.Error())
 
 		stop, ok := errors.AsType[*pipeline.StopError](err)
@@ -72,7 +73,7 @@ func TestCutsAHungAttemptAtItsCeiling(t *testing.T) {
 		assert.Equal(t, outcome.Transient, verdict.Kind, "a cut attempt is Transient, as any our deadline cut")
 		assert.False(t, verdict.Canceled)
 		es := ev.list()
-		assert.Contains(t, es, pipeline.Event(ceiling.Cut{Limit: limit, Measured: measured}))
+		assert.Contains(t, es, pipeline.Event(timeout.TimedOut{Timeout: limit, Measured: measured}))
 		assert.Contains(t, es, pipeline.Event(pipeline.Stopped{Err: stop}))
 	})
 }

@@ -25,9 +25,10 @@
 // # The cut
 //
 // An armed stage derives the attempt's context with
-// [context.WithTimeoutCause], whose cause is an [*Error] that matches
-// context.DeadlineExceeded and outcome.ErrTimeout, exactly as the timeout
-// stage's does: the cut attempt is Transient, so a retry outside tries again,
+// [context.WithTimeoutCause], whose cause is the timeout stage's own
+// [*timeout.Error], with the quantile the ceiling was measured from, so that
+// it matches context.DeadlineExceeded and outcome.ErrTimeout exactly as a
+// timeout's does: the cut attempt is Transient, so a retry outside tries again,
 // and the stage returns a *pipeline.StopError with Reason Deadline and Stage
 // "ceiling". Like the timeout stage it trusts the work to honour its context;
 // for work that does not, put around it a timeout that may abandon the work

@@ -10,6 +10,7 @@ import (
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/ceiling"
+	"github.com/resilience-go/pipeline/policy/timeout"
 )
 
 // An attempt stuck far past the dependency's normal latency is cut at three
@@ -36,8 +37,8 @@ func Example() {
 		<-ctx.Done() // stuck, but honouring its context
 		return "", ctx.Err()
 	}, c)
-	cut, _ := errors.AsType[*ceiling.Error](err)
-	fmt.Println(errors.Is(err, outcome.ErrTimeout), cut.Limit == limit)
+	cut, _ := errors.AsType[*timeout.Error](err)
+	fmt.Println(errors.Is(err, outcome.ErrTimeout), cut.Duration == limit)
 	// Output:
 	// true 20.464µs 61.392µs
 	// true true

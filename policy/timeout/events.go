@@ -8,6 +8,9 @@ import "time"
 // finally returns, pipeline.LateReturn.
 type TimedOut struct {
 	Timeout time.Duration
+	// Measured is, for a ceiling stage's cut, the quantile the ceiling
+	// was derived from; 0 for a fixed timeout.
+	Measured time.Duration
 }
 
 // Name returns "timeout".
