@@ -1,9 +1,6 @@
 package fleet
 
 import (
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,8 +8,19 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/fleet/internal/redistest"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
+
+// clusterRefresh is the Refresh of the processes on the cluster: a round
+// pipelines to every master the process's breakers live on, and gets half.
+const clusterRefresh = 100 * time.Millisecond
+
+// breakerSlot is the slot of a breaker's keys on the cluster c.
+func breakerSlot(c *redistest.Cluster, ns, name string) int {
+	k := keysOf(ns, name)
+	return c.Slot(k.seen, k.open, k.following, k.control)
+}
 
 // clusterProc is one process of a service on the cluster: its own cluster
 // client, and a fleet watching one breaker per name, each on a fake clock
@@ -30,7 +38,7 @@ type clusterProc struct {
 // closes it all at the end of the test.
 func startClusterProc(t *testing.T, addrs []string, ns, id string, names ...string) *clusterProc {
 	t.Helper()
-	p := &clusterProc{id: id, rdb: clusterClient(t, addrs), bs: map[string]*breaker.Breaker{},
+	p := &clusterProc{id: id, rdb: redistest.ClusterClient(t, addrs), bs: map[string]*breaker.Breaker{},
 		clocks: map[string]*clockwork.FakeClock{}, events: &recorder{}}
 	var err error
 	p.f, err = New(Config{Redis: p.rdb, Namespace: ns, Process: id, Refresh: clusterRefresh, OnEvent: p.events.hook})
@@ -132,54 +140,4 @@ func clusterReports(t *testing.T, node *redis.Client, ns, name string, state byt
 		n, err := members(node, keysOf(ns, name), state)
 		return err == nil && n == want
 	}, wait, tick, "%d reports %q of %s on %s", want, state, name, node.Options().Addr)
-}
-
-// spend calls Allow from workers goroutines until stop is closed, counting
-// the calls admitted in n and yielding after each refusal.
-func spend(wg *sync.WaitGroup, q *Quota, workers int, n *atomic.Int64, stop <-chan struct{}) {
-	for range workers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, ok := q.Allow(); ok {
-					n.Add(1)
-				} else {
-					runtime.Gosched()
-				}
-			}
-		})
-	}
-}
-
-// sample is the calls admitted by a moment.
-type sample struct {
-	at time.Time
-	n  int64
-}
-
-// sampler records, every 10 ms until stop is closed, the sum of counts,
-// then the time: the calls admitted by then are at least the sum.
-func sampler(wg *sync.WaitGroup, counts []atomic.Int64, stop <-chan struct{}) *[]sample {
-	var samples []sample
-	wg.Go(func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			var n int64
-			for i := range counts {
-				n += counts[i].Load()
-			}
-			samples = append(samples, sample{at: time.Now(), n: n})
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	return &samples
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/fleet/internal/quorum"
+	"github.com/resilience-go/pipeline/fleet/internal/redisclient"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -118,8 +119,8 @@ func (c Config) settings() (settings, error) {
 		ttl: c.TTL, quorum: c.Quorum, fraction: c.Fraction, clock: c.Clock, onEvent: c.OnEvent}
 	if c.Redis == nil {
 		add("Redis is required, got nil")
-	} else if ignoresDeadlines(c.Redis) {
-		add(deadlinesProblem)
+	} else if redisclient.IgnoresDeadlines(c.Redis) {
+		add(redisclient.DeadlinesProblem)
 	}
 	if s.namespace == "" {
 		s.namespace = DefaultNamespace

@@ -11,14 +11,9 @@
 // never consulted on the call path: when it is slow or down, every process
 // goes on with its local breakers and the fleet raises [Degraded].
 //
-// A [Quota] shares a rate limit among the processes of a service: the
-// fleet's tokens live in Redis, each process leases a few at a time and
-// spends them locally, and [QuotaGuard] makes it a pipeline stage that never
-// waits on Redis (it may wait up to QuotaConfig.MaxWait for a lease already
-// on its way). While Redis is down, each process admits its local share: the
-// quota's rate divided by the processes Redis last saw fetching, or by
-// QuotaConfig.Processes for a process that never reached it.
+// A rate limit shared by the processes of a service, on the same Redis, is
+// package github.com/resilience-go/pipeline/fleet/quota.
 //
 // See docs/fleet.md for the delays the breakers guarantee and the keys they
-// write, and docs/quota.md for the quota's bound.
+// write.
 package fleet

@@ -6,8 +6,9 @@ import "time"
 // now on each process decides on its local breakers alone, breaks the fleet
 // forced run out by themselves, and a fleet-wide isolation already applied
 // stays applied. It is raised once per outage, with the first error. A
-// [Quota] raises it too, with the Source {Stage: "quota", Name: its name},
-// when a fetch fails: the process then admits its local share.
+// quota.Quota (package fleet/quota) raises it too, with the Source
+// {Stage: "quota", Name: its name}, when a fetch fails: the process then
+// admits its local share.
 type Degraded struct {
 	Err error
 	At  time.Time
@@ -17,8 +18,9 @@ type Degraded struct {
 func (Degraded) Name() string { return "fleet.degraded" }
 
 // Recovered reports that a round reached Redis again after a Degraded, and
-// how long after it: the fleet's view is current again. A [Quota] raises it
-// when a fetch succeeds again: the fleet's limit applies again.
+// how long after it: the fleet's view is current again. A quota.Quota
+// (package fleet/quota) raises it when a fetch succeeds again: the fleet's
+// limit applies again.
 type Recovered struct {
 	After time.Duration
 	At    time.Time

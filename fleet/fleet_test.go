@@ -141,10 +141,10 @@ func TestRestartStartsOpen(t *testing.T) {
 func TestRedisDown(t *testing.T) {
 	srv := startServer(t)
 	ns := namespace(t)
-	ps := fleetOf(t, srv.addr(), ns, 3)
+	ps := fleetOf(t, srv.Addr(), ns, 3)
 	rounds(t, 2, ps...)
 
-	srv.stop()
+	srv.Stop()
 	for _, p := range ps {
 		// A round may have timed out before the stop on a busy machine
 		// (raising Degraded and Recovered): count from the outage on.
@@ -177,7 +177,7 @@ func TestRedisDown(t *testing.T) {
 	rounds(t, 2, ps...)
 	assert.Equal(t, 1, ps[0].events.count("fleet.degraded"), "once per outage")
 
-	srv.start()
+	srv.Start()
 	for _, p := range ps {
 		// Recovered, and not degraded again: on a busy machine a round of the
 		// restarted Redis may still time out, and a second outage and
@@ -226,9 +226,9 @@ func TestWatchRefuses(t *testing.T) {
 func TestRedisSlow(t *testing.T) {
 	srv := startServer(t)
 	ns := namespace(t)
-	ps := fleetOf(t, srv.addr(), ns, 2)
+	ps := fleetOf(t, srv.Addr(), ns, 2)
 	rounds(t, 2, ps...)
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer admin.Close()
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "1000", "ALL").Err())
 	for _, p := range ps {

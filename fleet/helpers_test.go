@@ -3,10 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/fleet/internal/redistest"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -40,11 +38,7 @@ var (
 // redisAddr returns the address of the Redis the tests share, or skips.
 func redisAddr(t *testing.T) string {
 	t.Helper()
-	addr := os.Getenv("PIPELINE_REDIS_ADDR")
-	if addr == "" {
-		t.Skip("PIPELINE_REDIS_ADDR is not set: the fleet tests need a Redis (scripts/test.sh starts one)")
-	}
-	return addr
+	return redistest.Addr(t)
 }
 
 // namespace is a namespace no other test uses.
@@ -206,50 +200,8 @@ func members(rdb *redis.Client, k keys, state byte) (int, error) {
 	return int(seen - open - following), nil
 }
 
-// server is a redis-server of the test's own, to stop and start.
-type server struct {
-	t    *testing.T
-	port int
-	cmd  *exec.Cmd
-}
-
-func freePort(t *testing.T) int {
+// startServer starts a redis-server of the test's own, to stop and start.
+func startServer(t *testing.T) *redistest.Server {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
-}
-
-func startServer(t *testing.T) *server {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed")
-	}
-	s := &server{t: t, port: freePort(t)}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
-
-func (s *server) start() {
-	s.t.Helper()
-	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no")
-	require.NoError(s.t, s.cmd.Start())
-	rdb := redis.NewClient(&redis.Options{Addr: s.addr(), ContextTimeoutEnabled: true})
-	defer rdb.Close()
-	require.Eventually(s.t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, wait, tick)
-}
-
-func (s *server) stop() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
+	return redistest.StartServer(t)
 }

@@ -351,9 +351,9 @@ func TestLostReportsComeBack(t *testing.T) {
 func TestAFlushedScriptIsSentAgain(t *testing.T) {
 	srv := startServer(t) // its own: SCRIPT FLUSH would reach the other tests
 	ns := namespace(t)
-	ps := fleetOf(t, srv.addr(), ns, 2) // a new server has no script: Watch and the first rounds send it
+	ps := fleetOf(t, srv.Addr(), ns, 2) // a new server has no script: Watch and the first rounds send it
 	rounds(t, 2, ps...)
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer admin.Close()
 	ctx := context.Background()
 	for range 3 {

@@ -1,9 +1,9 @@
 package fleet
 
 import (
-	"strconv"
 	"time"
 
+	"github.com/resilience-go/pipeline/fleet/internal/hashtag"
 	"github.com/resilience-go/pipeline/fleet/internal/quorum"
 )
 
@@ -56,7 +56,7 @@ func ceilMilli(t time.Time) int64 {
 }
 
 // keys are the keys of one breaker. They share the hash tag of
-// hashTag(namespace, name), so Redis Cluster keeps them in one slot.
+// hashtag.Of(namespace, name), so Redis Cluster keeps them in one slot.
 type keys struct {
 	// sorted sets of processes, each scored by the time of its latest report
 	seen      string // every process
@@ -66,18 +66,8 @@ type keys struct {
 }
 
 func keysOf(namespace, name string) keys {
-	tag := "pipeline:fleet:" + hashTag(namespace, name) + ":"
+	tag := "pipeline:fleet:" + hashtag.Of(namespace, name) + ":"
 	return keys{seen: tag + "seen", open: tag + "open", following: tag + "following", control: tag + "control"}
-}
-
-// hashTag is the hash tag of name in namespace, {len(namespace):namespace:name}:
-// the namespace's length in bytes first, so that no two pairs of names share
-// a tag, though either may contain ':' (neither may contain a brace). Joined
-// with ':' alone, breaker "b:c" of fleet "svc" and breaker "c" of fleet
-// "svc:b" shared their keys, and one fleet's Isolate reached the other's
-// breaker.
-func hashTag(namespace, name string) string {
-	return "{" + strconv.Itoa(len(namespace)) + ":" + namespace + ":" + name + "}"
 }
 
 // marker is the member of a breaker's open set, scored +inf, while its

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/fleet"
 	"github.com/resilience-go/pipeline/internal/queue"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
-// QuotaKind is the kind of stage a Quota makes: the Stage of its stop errors
+// Kind is the kind of stage a Quota makes: the Stage of its stop errors
 // and events.
-const QuotaKind = "quota"
+const Kind = "quota"
 
 // Quota is a rate limit shared by every process of a fleet through Redis:
-// together they admit QuotaConfig.Rate calls a second and at most Burst at
+// together they admit Config.Rate calls a second and at most Burst at
 // once, as a quota the dependency grants the whole service.
 //
 // The tokens live in Redis, in one key updated by one script; each process
-// leases them a few at a time (QuotaConfig.Lease) and spends them locally,
-// so the call path ([Quota.Allow], [QuotaGuard]) takes a token from the lease
+// leases them a few at a time (Config.Lease) and spends them locally,
+// so the call path ([Quota.Allow], [Guard]) takes a token from the lease
 // with one atomic operation and never waits on Redis. A background goroutine
 // fetches the next lease when half of it is spent. Whatever the fleet's
 // size, in any stretch of time t the fleet admits at most
@@ -33,12 +34,12 @@ const QuotaKind = "quota"
 // at least every ProbeTimeouts × Timeout, so that every fetch learns how many
 // processes share the quota (Seen). While Redis cannot be reached, each
 // process admits Rate/seen calls a second on its own (Rate/Processes if it
-// never reached Redis), raises Degraded once, and tries Redis again every
-// ProbeTimeouts × Timeout; the first fetch that succeeds raises Recovered and
-// the fleet's limit applies again.
+// never reached Redis), raises [fleet.Degraded] once, and tries Redis again
+// every ProbeTimeouts × Timeout; the first fetch that succeeds raises
+// [fleet.Recovered] and the fleet's limit applies again.
 //
-// A call through [QuotaGuard] that finds no token may wait for one, up to
-// QuotaConfig.MaxWait, in a queue served by criticality level (Critical
+// A call through [Guard] that finds no token may wait for one, up to
+// Config.MaxWait, in a queue served by criticality level (Critical
 // first) and, within a level, first come, first served: a token that
 // reaches the process goes to the oldest waiting call of the highest level,
 // which alone is woken, and a call arriving while others wait queues
@@ -48,8 +49,8 @@ const QuotaKind = "quota"
 //
 // A Quota is safe for concurrent use. Close stops its goroutine.
 type Quota struct {
-	s        quotaSettings
-	keys     quotaKeys
+	s        settings
+	keys     keys
 	interval float64 // microseconds per token
 	source   pipeline.Source
 	ctx      context.Context // cancelled by Close: bounds every fetch
@@ -73,7 +74,7 @@ type Quota struct {
 	// fetch that reached Redis: the next one charges them (see fetch).
 	owed atomic.Int64
 
-	// Owned by whichever goroutine fetches: NewQuota's caller, then the loop.
+	// Owned by whichever goroutine fetches: New's caller, then the loop.
 	degradedAt time.Time
 
 	// The calls waiting for a token, by level, first come, first served (see
@@ -94,11 +95,11 @@ type Quota struct {
 	charged atomic.Int64 // the calls of the local share charged to Redis, for tests
 }
 
-// NewQuota builds a Quota from cfg, fetches its first lease (waiting on
-// Redis for at most QuotaConfig.Timeout; if Redis does not answer, it raises
-// Degraded and starts on the local share) and starts its goroutine. It
-// refuses an impossible QuotaConfig with every problem named.
-func NewQuota(cfg QuotaConfig) (*Quota, error) {
+// New builds a Quota from cfg, fetches its first lease (waiting on
+// Redis for at most Config.Timeout; if Redis does not answer, it raises
+// [fleet.Degraded] and starts on the local share) and starts its goroutine. It
+// refuses an impossible Config with every problem named.
+func New(cfg Config) (*Quota, error) {
 	s, err := cfg.settings()
 	if err != nil {
 		return nil, err
@@ -110,9 +111,9 @@ func NewQuota(cfg QuotaConfig) (*Quota, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	q := &Quota{
 		s:        s,
-		keys:     quotaKeysOf(s.namespace, s.name),
+		keys:     keysOf(s.namespace, s.name),
 		interval: s.interval(),
-		source:   pipeline.Source{Stage: QuotaKind, Name: s.name},
+		source:   pipeline.Source{Stage: Kind, Name: s.name},
 		ctx:      ctx,
 		cancel:   cancel,
 		done:     make(chan struct{}),
@@ -129,18 +130,18 @@ func NewQuota(cfg QuotaConfig) (*Quota, error) {
 
 // Stage says that q makes a quota stage, named after it.
 func (q *Quota) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: QuotaKind, Name: q.s.name}
+	return pipeline.StageInfo{Kind: Kind, Name: q.s.name}
 }
 
-// Lease returns the tokens one fetch asks for (QuotaConfig.Lease or its
+// Lease returns the tokens one fetch asks for (Config.Lease or its
 // default).
 func (q *Quota) Lease() int { return int(q.s.lease) }
 
-// Burst returns the fleet's burst (QuotaConfig.Burst or its default).
+// Burst returns the fleet's burst (Config.Burst or its default).
 func (q *Quota) Burst() int { return int(q.s.burst) }
 
 // MaxWait returns how long a call through the quota's stage may wait for a
-// token (QuotaConfig.MaxWait).
+// token (Config.MaxWait).
 func (q *Quota) MaxWait() time.Duration { return q.s.maxWait }
 
 // Degraded reports whether the latest fetch failed to reach Redis, so that
@@ -153,13 +154,13 @@ func (q *Quota) Degraded() bool { return q.degraded.Load() }
 func (q *Quota) Seen() int { return int(q.seen.Load()) }
 
 // Allow takes a token if this process holds one (or, while Redis is down,
-// if its local share has one) and no call waits in [QuotaGuard] for one,
+// if its local share has one) and no call waits in [Guard] for one,
 // and reports true; otherwise it takes nothing and reports false with wait,
 // how long until the fleet's quota holds a token again as this process last
 // heard from Redis (at least one token's interval; while Redis is down, the
 // local share's). The calls already waiting come first: while any waits,
 // Allow refuses, even if the lease holds a token at that instant, since it
-// is theirs. It spends as a Default call (see QuotaConfig.Shares). It never
+// is theirs. It spends as a Default call (see Config.Shares). It never
 // waits, and it allocates nothing. After Close it admits nothing more.
 func (q *Quota) Allow() (wait time.Duration, ok bool) { return q.allow(criticality.Default) }
 
@@ -220,12 +221,12 @@ func (q *Quota) nudge() {
 // Close stops the quota's goroutine, waits for it, gives the tokens still
 // leased back to Redis, so that the other processes can spend them, and
 // takes this process off the processes seen. It waits on Redis for at most
-// QuotaConfig.Timeout (and not at all if Redis was down and no token is
+// Config.Timeout (and not at all if Redis was down and no token is
 // left); if it fails, the tokens are lost until Redis earns them again,
 // which only under-uses the quota, and the process ages out of the
 // processes seen. From the moment Close begins, the quota admits
-// nothing more: Allow reports false, and the calls waiting in [QuotaGuard]
-// are refused (those waiting on the local share within a probe). Close does not close QuotaConfig.Redis. It may be called more
+// nothing more: Allow reports false, and the calls waiting in [Guard]
+// are refused (those waiting on the local share within a probe). Close does not close Config.Redis. It may be called more
 // than once.
 func (q *Quota) Close() {
 	q.once.Do(func() {
@@ -301,8 +302,8 @@ func (q *Quota) idle(d time.Duration, kickable bool) (kicked, closing bool) {
 
 // fetch tops the lease up from Redis and returns how long to pause before
 // the next fetch if the lease is still low (0 if not), or stop when the
-// quota is closing. It records whether Redis was reached, raising Degraded
-// or Recovered when that changed.
+// quota is closing. It records whether Redis was reached, raising
+// fleet.Degraded or fleet.Recovered when that changed.
 //
 // It charges the calls admitted on the local share since the latest fetch
 // that reached Redis, in the same script and before it takes the lease, up
@@ -339,7 +340,7 @@ func (q *Quota) fetch() (pause time.Duration, stop bool) {
 			q.degradedAt = now
 			q.degraded.Store(true)
 			q.rouse() // the waiters turn to the local share
-			q.emit(Degraded{Err: err, At: now})
+			q.emit(fleet.Degraded{Err: err, At: now})
 		}
 		return q.s.probe(), false
 	}
@@ -351,7 +352,7 @@ func (q *Quota) fetch() (pause time.Duration, stop bool) {
 	q.degraded.Store(false)
 	q.deposit(granted)
 	if recovered {
-		q.emit(Recovered{After: now.Sub(q.degradedAt), At: now})
+		q.emit(fleet.Recovered{After: now.Sub(q.degradedAt), At: now})
 	}
 	if q.tokens.Load() > q.s.low() {
 		return 0, false
@@ -375,7 +376,7 @@ func (q *Quota) refusal(wait time.Duration) *pipeline.StopError {
 	if e := q.refused.Load(); e != nil && e.RetryAfter == wait {
 		return e
 	}
-	e := &pipeline.StopError{Stage: QuotaKind, Name: q.s.name, Reason: pipeline.RateLimited, RetryAfter: wait}
+	e := &pipeline.StopError{Stage: Kind, Name: q.s.name, Reason: pipeline.RateLimited, RetryAfter: wait}
 	q.refused.Store(e)
 	return e
 }

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -49,9 +49,9 @@ type waiting struct {
 
 func newWaiting(t *testing.T, addr string, maxWait time.Duration) *waiting {
 	w := &waiting{clock: clockwork.NewFakeClock(), events: &stageEvents{}}
-	w.client = newClient(t, addr, QuotaConfig{Namespace: namespace(t), Rate: 0.01, Burst: 2, Lease: 2,
+	w.client = newClient(t, addr, Config{Namespace: namespace(t), Rate: 0.01, Burst: 2, Lease: 2,
 		Processes: 1, MaxWait: maxWait, Clock: w.clock})
-	w.pl = pipeline.New(QuotaGuard[string](w.q)).With(pipeline.Options[string]{OnEvent: w.events.hook})
+	w.pl = pipeline.New(Guard[string](w.q)).With(pipeline.Options[string]{OnEvent: w.events.hook})
 	return w
 }
 
@@ -95,7 +95,7 @@ func TestQuotaGuardWaitsForTheNextFetch(t *testing.T) {
 	require.NoError(t, w.rdb.Del(context.Background(), w.q.keys.tat).Err())
 	w.clock.Advance(200 * time.Second)
 	require.NoError(t, <-done)
-	assert.Equal(t, []pipeline.Event{QuotaWaited{Wait: 200 * time.Second}}, w.events.all())
+	assert.Equal(t, []pipeline.Event{pipeline.Waited{Wait: 200 * time.Second}}, w.events.all())
 
 	// A wait that MaxWait ends.
 	w = newWaiting(t, redisAddr(t), time.Hour)
@@ -161,11 +161,11 @@ func TestQuotaGuardWaitEndsWithCtxOrClose(t *testing.T) {
 // token, on the quota's clock.
 func TestQuotaGuardWaitsOnTheLocalShare(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 10, Burst: 4, Processes: 2,
+	c := newClient(t, "127.0.0.1:1", Config{Namespace: namespace(t), Rate: 10, Burst: 4, Processes: 2,
 		Timeout: 50 * time.Millisecond, MaxWait: time.Second, Clock: clock})
 	require.True(t, c.q.Degraded())
 	events := &stageEvents{}
-	pl := pipeline.New(QuotaGuard[string](c.q)).With(pipeline.Options[string]{OnEvent: events.hook})
+	pl := pipeline.New(Guard[string](c.q)).With(pipeline.Options[string]{OnEvent: events.hook})
 	for range 2 { // the local share's burst: Burst/Processes
 		_, err := pl.Execute(context.Background(), ran)
 		require.NoError(t, err)
@@ -180,7 +180,7 @@ func TestQuotaGuardWaitsOnTheLocalShare(t *testing.T) {
 	require.NoError(t, clock.BlockUntilContext(t.Context(), 3))
 	clock.Advance(200 * time.Millisecond)
 	require.NoError(t, <-done)
-	assert.Equal(t, []pipeline.Event{QuotaWaited{Wait: 200 * time.Millisecond}}, events.all())
+	assert.Equal(t, []pipeline.Event{pipeline.Waited{Wait: 200 * time.Millisecond}}, events.all())
 }
 
 // Four processes, each with its own Redis client and Quota, call through a
@@ -198,12 +198,12 @@ func TestQuotaGuardWaitingHammer(t *testing.T) {
 	var wg sync.WaitGroup
 	var lease int64
 	for range processes {
-		c := newClient(t, addr, QuotaConfig{Namespace: ns, Rate: rate, Burst: burst, Processes: processes,
+		c := newClient(t, addr, Config{Namespace: ns, Rate: rate, Burst: burst, Processes: processes,
 			Timeout: time.Second, MaxWait: 20 * time.Millisecond})
 		lease = int64(c.q.Lease())
-		pl := pipeline.New(QuotaGuard[string](c.q)).With(pipeline.Options[string]{
+		pl := pipeline.New(Guard[string](c.q)).With(pipeline.Options[string]{
 			OnEvent: func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
-				if _, ok := e.(QuotaWaited); ok {
+				if _, ok := e.(pipeline.Waited); ok {
 					waited.Add(1)
 				}
 			}})
@@ -240,12 +240,12 @@ func TestQuotaGuardWaitingHammer(t *testing.T) {
 // kept from one waiting call to the next. The tokens come from a goroutine of the test, which deposits one as
 // a fetch would once the call waits.
 func TestQuotaAWaitingCallAllocatesItsTimer(t *testing.T) {
-	c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 0.001, Burst: 1, Lease: 1,
+	c := newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 0.001, Burst: 1, Lease: 1,
 		Processes: 1, MaxWait: time.Hour})
 	_, ok := c.q.Allow()
 	require.True(t, ok, "the one token Redis held")
 	require.Eventually(t, func() bool { return c.q.fetches.Load() == 2 }, wait, tick, "Redis is empty: the loop pauses 1,000 s")
-	pl := pipeline.New(QuotaGuard[string](c.q))
+	pl := pipeline.New(Guard[string](c.q))
 	// Each run: the goroutine deposits a token once the call waits, or, if
 	// the call was admitted without waiting (a token left in the lease),
 	// deposits nothing and ends the run when the call does.

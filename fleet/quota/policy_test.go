@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -15,35 +15,35 @@ import (
 	"github.com/resilience-go/pipeline/pipelinetest"
 )
 
-// QuotaGuard behaves as every stage must, refusing and waiting. Each quota
+// Guard behaves as every stage must, refusing and waiting. Each quota
 // is built outside the suite's bubbles (its goroutine and its Redis client
 // are not the checks').
 func TestQuotaConformance(t *testing.T) {
 	t.Run("refusing", func(t *testing.T) {
 		// Enough tokens that the suite's calls are never refused: the suite
 		// checks the contract, not the refusals.
-		c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1e6, Burst: 1e6, Lease: 1e6, Processes: 1})
-		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+		c := newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 1e6, Burst: 1e6, Lease: 1e6, Processes: 1})
+		pipelinetest.Run(t, func() pipeline.Policy[string] { return Guard[string](c.q) }, "value")
 	})
 	t.Run("waiting", func(t *testing.T) {
 		// A lease of one token at a time: most of the suite's calls wait for
 		// a fetch.
-		c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 1, Lease: 1,
+		c := newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 1000, Burst: 1, Lease: 1,
 			Processes: 1, MaxWait: time.Hour})
-		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+		pipelinetest.Run(t, func() pipeline.Policy[string] { return Guard[string](c.q) }, "value")
 	})
 	// Without Redis the calls spend the local share, whose clock is the
 	// callers' (the suite's synctest bubbles), not the clock of the
 	// goroutine that built it (see TestQuotaWithoutRedisIsTimedOnItsCallersClock).
 	t.Run("refusing without Redis", func(t *testing.T) {
-		c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 1e6, Burst: 1e6, Processes: 1})
+		c := newClient(t, "127.0.0.1:1", Config{Namespace: namespace(t), Rate: 1e6, Burst: 1e6, Processes: 1})
 		require.True(t, c.q.Degraded())
-		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+		pipelinetest.Run(t, func() pipeline.Policy[string] { return Guard[string](c.q) }, "value")
 	})
 	t.Run("waiting without Redis", func(t *testing.T) {
-		c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 1, Processes: 1, MaxWait: time.Hour})
+		c := newClient(t, "127.0.0.1:1", Config{Namespace: namespace(t), Rate: 1000, Burst: 1, Processes: 1, MaxWait: time.Hour})
 		require.True(t, c.q.Degraded())
-		pipelinetest.Run(t, func() pipeline.Policy[string] { return QuotaGuard[string](c.q) }, "value")
+		pipelinetest.Run(t, func() pipeline.Policy[string] { return Guard[string](c.q) }, "value")
 	})
 }
 
@@ -53,7 +53,7 @@ func TestQuotaConformance(t *testing.T) {
 // clock. (The share was timed from its building, so every call in the bubble
 // was refused with a hint of about 236,000 hours.)
 func TestQuotaWithoutRedisIsTimedOnItsCallersClock(t *testing.T) {
-	c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 10, Burst: 2, Processes: 1})
+	c := newClient(t, "127.0.0.1:1", Config{Namespace: namespace(t), Rate: 10, Burst: 2, Processes: 1})
 	require.True(t, c.q.Degraded())
 	synctest.Test(t, func(t *testing.T) {
 		for i := range 2 {
@@ -76,7 +76,7 @@ func BenchmarkQuotaAllow(b *testing.B) {
 	if addr == "" {
 		b.Skip("PIPELINE_REDIS_ADDR is not set")
 	}
-	c := newClient(b, addr, QuotaConfig{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
+	c := newClient(b, addr, Config{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
 		Rate: 1e6, Processes: 1})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -96,7 +96,7 @@ func BenchmarkQuotaGuard(b *testing.B) {
 	}
 	ok := func(context.Context) (int, error) { return 1, nil }
 	run := func(b *testing.B, q *Quota, admitted bool) {
-		p := pipeline.New(QuotaGuard[int](q))
+		p := pipeline.New(Guard[int](q))
 		if _, err := p.Execute(context.Background(), ok); (err == nil) != admitted {
 			b.Fatalf("admitted %v, want %v", err == nil, admitted)
 		}
@@ -106,13 +106,13 @@ func BenchmarkQuotaGuard(b *testing.B) {
 		}
 	}
 	b.Run("admitted", func(b *testing.B) {
-		c := newClient(b, addr, QuotaConfig{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
-			Rate: MaxQuotaRate, Burst: 1 << 40, Lease: 1 << 40, Processes: 1})
+		c := newClient(b, addr, Config{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
+			Rate: MaxRate, Burst: 1 << 40, Lease: 1 << 40, Processes: 1})
 		run(b, c.q, true)
 	})
 	b.Run("refused", func(b *testing.B) {
-		c := newClient(b, addr, QuotaConfig{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
-			Rate: MaxQuotaRate, Processes: 1})
+		c := newClient(b, addr, Config{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
+			Rate: MaxRate, Processes: 1})
 		c.q.Close()
 		run(b, c.q, false)
 	})

@@ -1,4 +1,4 @@
-package fleet
+package redistest
 
 import (
 	"context"
@@ -16,16 +16,12 @@ import (
 
 // clusterWait bounds the polls of a cluster's own state: a failover on a
 // busy machine takes seconds, and a manual failover Redis gives up after
-// 5 s is asked for again (see cluster.failover). Never a timing assertion.
+// 5 s is asked for again (see Cluster.Failover). Never a timing assertion.
 const clusterWait = 90 * time.Second
 
-// clusterRefresh is the Refresh of the processes on the cluster: a round
-// pipelines to every master the process's breakers live on, and gets half.
-const clusterRefresh = 100 * time.Millisecond
-
-// clusterAddrs returns the addresses of every node of the Redis Cluster the
+// ClusterAddrs returns the addresses of every node of the Redis Cluster the
 // tests share, masters and replicas, or skips.
-func clusterAddrs(t *testing.T) []string {
+func ClusterAddrs(t testing.TB) []string {
 	t.Helper()
 	addrs := os.Getenv("PIPELINE_REDIS_CLUSTER_ADDRS")
 	if addrs == "" {
@@ -34,55 +30,63 @@ func clusterAddrs(t *testing.T) []string {
 	return strings.Split(addrs, ",")
 }
 
-// clusterClient is a client of the cluster as the docs build one, closed at
+// ClusterClient is a client of the cluster as the docs build one, closed at
 // the end of the test.
-func clusterClient(t *testing.T, addrs []string) *redis.ClusterClient {
+func ClusterClient(t testing.TB, addrs []string) *redis.ClusterClient {
 	t.Helper()
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
 }
 
-// cluster is the test's view of the Redis Cluster, through a client of its
+// Cluster is the test's view of the Redis Cluster, through a client of its
 // own to each node, to read how the nodes see the cluster and to fail a
 // master over. The tests take the cluster as they find it: which node is
 // a master is read, never assumed.
-type cluster struct {
+type Cluster struct {
 	t     *testing.T
-	nodes map[string]*redis.Client // by address
+	Addrs []string                 // every node's, as ClusterAddrs
+	Nodes map[string]*redis.Client // by address
 	any   *redis.Client            // one of them, for CLUSTER KEYSLOT
 }
 
-func newCluster(t *testing.T) *cluster {
+// NewCluster returns the test's view of the cluster, or skips. It first
+// takes the cluster for the test, until the test's end: the cluster tests
+// of package fleet and of package fleet/quota, which go test runs in two
+// processes at once, fail masters over and count what each master holds,
+// so they must not run at the same time.
+func NewCluster(t *testing.T) *Cluster {
 	t.Helper()
-	c := &cluster{t: t, nodes: make(map[string]*redis.Client)}
-	for _, addr := range clusterAddrs(t) {
-		c.nodes[addr] = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
-		c.any = c.nodes[addr]
+	addrs := ClusterAddrs(t)
+	lock(t, addrs)
+	c := &Cluster{t: t, Addrs: addrs, Nodes: make(map[string]*redis.Client)}
+	for _, addr := range addrs {
+		c.Nodes[addr] = redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+		c.any = c.Nodes[addr]
 	}
 	t.Cleanup(func() {
-		for _, n := range c.nodes {
+		for _, n := range c.Nodes {
 			_ = n.Close()
 		}
 	})
 	return c
 }
 
-// shard is a master and its replicas, by address, with the slots it serves.
-type shard struct {
-	master   string
-	replicas []string
-	slots    []redis.SlotRange
+// Shard is a master and its replicas, by address, with the slots it serves.
+type Shard struct {
+	Master   string
+	Replicas []string
+	Slots    []redis.SlotRange
 }
 
-// topology is the cluster as every node agrees it is: its shards, ordered
+// Topology is the cluster as every node agrees it is: its shards, ordered
 // by their first slot.
-type topology []shard
+type Topology []Shard
 
-// shardOf returns the shard that serves slot.
-func (tp topology) shardOf(slot int) shard {
+// ShardOf returns the shard that serves slot.
+func (tp Topology) ShardOf(slot int) Shard {
 	for _, s := range tp {
-		for _, r := range s.slots {
+		for _, r := range s.Slots {
 			if r.Start <= int64(slot) && int64(slot) <= r.End {
 				return s
 			}
@@ -91,39 +95,40 @@ func (tp topology) shardOf(slot int) shard {
 	panic(fmt.Sprintf("no shard serves slot %d", slot))
 }
 
-func (tp topology) masters() []string {
+// Masters returns the masters of the shards, in order.
+func (tp Topology) Masters() []string {
 	ms := make([]string, len(tp))
 	for i, s := range tp {
-		ms[i] = s.master
+		ms[i] = s.Master
 	}
 	return ms
 }
 
 // shardsOf is the topology of CLUSTER SHARDS as one node answers it, or an
 // error if a node is not online.
-func shardsOf(shards []redis.ClusterShard) (topology, error) {
-	var tp topology
+func shardsOf(shards []redis.ClusterShard) (Topology, error) {
+	var tp Topology
 	for _, sh := range shards {
-		s := shard{slots: sh.Slots}
+		s := Shard{Slots: sh.Slots}
 		for _, n := range sh.Nodes {
 			addr := n.IP + ":" + strconv.FormatInt(n.Port, 10)
 			switch {
 			case n.Health != "online":
 				return nil, fmt.Errorf("node %s is %s", addr, n.Health)
 			case n.Role == "master":
-				s.master = addr
+				s.Master = addr
 			default:
-				s.replicas = append(s.replicas, addr)
+				s.Replicas = append(s.Replicas, addr)
 			}
 		}
-		if len(s.slots) == 0 { // a master without slots
+		if len(s.Slots) == 0 { // a master without slots
 			continue
 		}
-		slices.Sort(s.replicas)
-		slices.SortFunc(s.slots, func(a, b redis.SlotRange) int { return int(a.Start - b.Start) })
+		slices.Sort(s.Replicas)
+		slices.SortFunc(s.Slots, func(a, b redis.SlotRange) int { return int(a.Start - b.Start) })
 		tp = append(tp, s)
 	}
-	slices.SortFunc(tp, func(a, b shard) int { return int(a.slots[0].Start - b.slots[0].Start) })
+	slices.SortFunc(tp, func(a, b Shard) int { return int(a.Slots[0].Start - b.Slots[0].Start) })
 	return tp, nil
 }
 
@@ -131,12 +136,12 @@ func shardsOf(shards []redis.ClusterShard) (topology, error) {
 // settled: every node says the cluster is ok with all 16384 slots served,
 // sees every node online and agrees with the others on the shards, and
 // every master has a replica whose link to it is up.
-func (c *cluster) topology() (topology, error) {
+func (c *Cluster) topology() (Topology, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	var agreed topology
+	var agreed Topology
 	first := ""
-	for addr, n := range c.nodes {
+	for addr, n := range c.Nodes {
 		info, err := n.ClusterInfo(ctx).Result()
 		if err != nil {
 			return nil, err
@@ -159,11 +164,11 @@ func (c *cluster) topology() (topology, error) {
 		}
 	}
 	for _, s := range agreed {
-		if s.master == "" || len(s.replicas) == 0 {
+		if s.Master == "" || len(s.Replicas) == 0 {
 			return nil, fmt.Errorf("shard %v has no master or no replica", s)
 		}
-		for _, r := range s.replicas {
-			info, err := c.nodes[r].Info(ctx, "replication").Result()
+		for _, r := range s.Replicas {
+			info, err := c.Nodes[r].Info(ctx, "replication").Result()
 			if err != nil {
 				return nil, err
 			}
@@ -175,10 +180,10 @@ func (c *cluster) topology() (topology, error) {
 	return agreed, nil
 }
 
-// settled waits until the cluster is settled and returns it.
-func (c *cluster) settled() topology {
+// Settled waits until the cluster is settled and returns it.
+func (c *Cluster) Settled() Topology {
 	c.t.Helper()
-	var tp topology
+	var tp Topology
 	var last error
 	ok := poll(func() bool {
 		tp, last = c.topology()
@@ -204,9 +209,9 @@ func poll(cond func() bool, within time.Duration) bool {
 	return true
 }
 
-// slot returns the cluster's hash slot (CLUSTER KEYSLOT) of keys, all of
+// Slot returns the cluster's hash slot (CLUSTER KEYSLOT) of keys, all of
 // which must share it.
-func (c *cluster) slot(keys ...string) int {
+func (c *Cluster) Slot(keys ...string) int {
 	c.t.Helper()
 	slot := -1
 	for _, k := range keys {
@@ -220,34 +225,43 @@ func (c *cluster) slot(keys ...string) int {
 	return slot
 }
 
-// breakerSlot and quotaSlot are the slots of a breaker's and a quota's keys.
-func (c *cluster) breakerSlot(ns, name string) int {
-	k := keysOf(ns, name)
-	return c.slot(k.seen, k.open, k.following, k.control)
+// Spread returns, for each shard of tp in order, the first name prefix-i
+// whose keys slotOf puts on a slot of that shard: names on every master.
+func Spread(t *testing.T, tp Topology, prefix string, slotOf func(name string) int) []string {
+	t.Helper()
+	names := make([]string, len(tp))
+	left := len(tp)
+	for i := 0; left > 0; i++ {
+		require.Less(t, i, 1000, "no name of %s-i on every master", prefix)
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		master := tp.ShardOf(slotOf(name)).Master
+		for j, s := range tp {
+			if s.Master == master && names[j] == "" {
+				names[j] = name
+				left--
+			}
+		}
+	}
+	return names
 }
 
-func (c *cluster) quotaSlot(ns, name string) int {
-	k := quotaKeysOf(ns, name)
-	return c.slot(k.tat, k.seen)
-}
-
-// failover promotes replica (CLUSTER FAILOVER, sent to it) and waits until
+// Failover promotes replica (CLUSTER FAILOVER, sent to it) and waits until
 // the cluster has settled with it a master. Redis drops a manual failover
 // that has not completed within 5 s, as one may not on a busy machine; it
 // is asked for again every 10 s until clusterWait has passed.
-func (c *cluster) failover(replica string) topology {
+func (c *Cluster) Failover(replica string) Topology {
 	c.t.Helper()
-	var tp topology
+	var tp Topology
 	var asked time.Time
 	var last error
 	ok := poll(func() bool {
-		if tp, last = c.topology(); last == nil && slices.Contains(tp.masters(), replica) {
+		if tp, last = c.topology(); last == nil && slices.Contains(tp.Masters(), replica) {
 			return true
 		}
 		if time.Since(asked) > 10*time.Second {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			if err := c.nodes[replica].ClusterFailover(ctx).Err(); err != nil {
+			if err := c.Nodes[replica].ClusterFailover(ctx).Err(); err != nil {
 				last = err
 				return false
 			}
@@ -259,28 +273,28 @@ func (c *cluster) failover(replica string) topology {
 	return tp
 }
 
-// restore fails the cluster back to the masters of tp, for the tests that
+// Restore fails the cluster back to the masters of tp, for the tests that
 // follow, and waits until it has settled so.
-func (c *cluster) restore(tp topology) {
+func (c *Cluster) Restore(tp Topology) {
 	c.t.Helper()
-	for _, m := range tp.masters() {
-		if now := c.settled(); !slices.Contains(now.masters(), m) {
-			c.failover(m)
+	for _, m := range tp.Masters() {
+		if now := c.Settled(); !slices.Contains(now.Masters(), m) {
+			c.Failover(m)
 		}
 	}
 }
 
-// role returns the role node gives itself (ROLE): "master" or "slave".
-func (c *cluster) role(node string) string {
+// Role returns the role node gives itself (ROLE): "master" or "slave".
+func (c *Cluster) Role(node string) string {
 	c.t.Helper()
-	r, err := c.nodes[node].Do(context.Background(), "ROLE").Slice()
+	r, err := c.Nodes[node].Do(context.Background(), "ROLE").Slice()
 	require.NoError(c.t, err)
 	return fmt.Sprint(r[0])
 }
 
-// scripted reports whether node has the scripts shas in its cache (false
+// Scripted reports whether node has the scripts shas in its cache (false
 // if it cannot tell).
-func (c *cluster) scripted(node string, shas ...string) bool {
-	ok, err := c.nodes[node].ScriptExists(context.Background(), shas...).Result()
+func (c *Cluster) Scripted(node string, shas ...string) bool {
+	ok, err := c.Nodes[node].ScriptExists(context.Background(), shas...).Result()
 	return err == nil && !slices.Contains(ok, false)
 }

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"time"
@@ -7,7 +7,7 @@ import (
 	"github.com/resilience-go/pipeline/internal/queue"
 )
 
-// The queue of the calls waiting in QuotaGuard for a token, by criticality
+// The queue of the calls waiting in Guard for a token, by criticality
 // level and, within a level, first come, first served. A token that reaches
 // the process goes to the oldest waiting call of the highest level (serve),
 // and a call that arrives while others wait goes behind those of its level:
@@ -177,7 +177,7 @@ func (q *Quota) askTend() {
 
 // tendQueue gives each waiting call without a channel one of its own and
 // wakes, by closing ready, the calls that wait on it. It runs on the
-// quota's goroutine (or NewQuota's), where the channels may be made.
+// quota's goroutine (or New's), where the channels may be made.
 func (q *Quota) tendQueue() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -208,7 +208,7 @@ func (q *Quota) tendLocked() {
 // deposit adds the n tokens a fetch brought to the lease and hands them to
 // the waiting calls, oldest first. It wakes, too, the calls whose wait runs
 // out before the fleet's next token, as the fetch heard it, so that they
-// are refused at once. It runs on the quota's goroutine (or NewQuota's).
+// are refused at once. It runs on the quota's goroutine (or New's).
 func (q *Quota) deposit(n int64) {
 	q.tokens.Add(n)
 	q.mu.Lock()
@@ -227,7 +227,7 @@ func (q *Quota) deposit(n int64) {
 
 // rouse wakes every waiting call, so that each looks at the quota again:
 // Redis has just gone, and they turn to the local share. It runs on the
-// quota's goroutine (or NewQuota's).
+// quota's goroutine (or New's).
 func (q *Quota) rouse() {
 	q.mu.Lock()
 	defer q.mu.Unlock()

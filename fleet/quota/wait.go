@@ -1,23 +1,13 @@
-package fleet
+package quota
 
 import (
 	"context"
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
 	"github.com/resilience-go/pipeline/criticality"
 )
-
-// QuotaWaited reports that a call through [QuotaGuard] found no token,
-// waited Wait for one (on the quota's clock), and went on. It is emitted only
-// when the pipeline has an event hook; refusals are reported as
-// pipeline.Stopped.
-type QuotaWaited struct {
-	Wait time.Duration
-}
-
-// Name returns "quota.waited".
-func (QuotaWaited) Name() string { return "quota.waited" }
 
 // waitLimit is how long a call with ctx may wait for a token: MaxWait, and
 // no later than ctx's deadline.

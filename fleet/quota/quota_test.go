@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type quotaEvents struct {
 }
 
 func (r *quotaEvents) hook(_ context.Context, src pipeline.Source, e pipeline.Event) {
-	if src.Stage != QuotaKind || src.Name != "partner" {
+	if src.Stage != Kind || src.Name != "partner" {
 		panic("quota event from source " + src.Stage + " " + src.Name)
 	}
 	r.mu.Lock()
@@ -54,12 +54,12 @@ type client struct {
 	events *quotaEvents
 }
 
-func newClient(t testing.TB, addr string, cfg QuotaConfig) *client {
+func newClient(t testing.TB, addr string, cfg Config) *client {
 	t.Helper()
 	c := &client{events: &quotaEvents{}}
 	c.rdb = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	cfg.Redis, cfg.Name, cfg.OnEvent = c.rdb, "partner", c.events.hook
-	q, err := NewQuota(cfg)
+	q, err := New(cfg)
 	require.NoError(t, err)
 	c.q = q
 	t.Cleanup(func() {
@@ -112,10 +112,10 @@ func TestQuotaFleetHammer(t *testing.T) {
 	ns := namespace(t)
 	const processes, rate, burst = 8, 2000.0, 400
 	const d = 10 * time.Second
-	start := time.Now() // the first lease is taken by NewQuota
+	start := time.Now() // the first lease is taken by New
 	cs := make([]*client, processes)
 	for i := range cs {
-		cs[i] = newClient(t, addr, QuotaConfig{Namespace: ns, Rate: rate, Burst: burst, Processes: processes,
+		cs[i] = newClient(t, addr, Config{Namespace: ns, Rate: rate, Burst: burst, Processes: processes,
 			Timeout: time.Second})
 	}
 	lease := int64(cs[0].q.Lease())
@@ -148,8 +148,8 @@ func TestQuotaFleetHammer(t *testing.T) {
 // The stage refuses with a quota StopError and a self-imposed Throttled
 // verdict carrying the hint, and runs nothing.
 func TestQuotaGuard(t *testing.T) {
-	c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1, Burst: 1, Processes: 1})
-	g := QuotaGuard[string](c.q)
+	c := newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 1, Burst: 1, Processes: 1})
+	g := Guard[string](c.q)
 	assert.Equal(t, pipeline.StageInfo{Kind: "quota", Name: "partner"}, g.Stage())
 	var _ pipeline.Policy[string] = g
 
@@ -196,15 +196,15 @@ func TestQuotaRedisDown(t *testing.T) {
 	srv := startServer(t)
 	ns := namespace(t)
 	const rate, burst, processes = 400.0, 20, 2
-	cfg := QuotaConfig{Namespace: ns, Rate: rate, Burst: burst, Processes: processes, Timeout: 100 * time.Millisecond}
-	a := newClient(t, srv.addr(), cfg)
-	b := newClient(t, srv.addr(), cfg)
+	cfg := Config{Namespace: ns, Rate: rate, Burst: burst, Processes: processes, Timeout: 100 * time.Millisecond}
+	a := newClient(t, srv.Addr(), cfg)
+	b := newClient(t, srv.Addr(), cfg)
 	lease := float64(a.q.Lease())
 	n, _ := hammer(a.q, 2, 200*time.Millisecond)
 	require.Positive(t, n)
 
 	// Slow: Redis stops answering. Fetches time out; no call waits for one.
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer admin.Close()
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", "500", "ALL").Err())
 	var calls, admitted int
@@ -224,7 +224,7 @@ func TestQuotaRedisDown(t *testing.T) {
 	assert.Equal(t, 1, a.events.count("fleet.degraded"))
 
 	// Gone.
-	srv.stop()
+	srv.Stop()
 	n, took := hammer(b.q, 2, 300*time.Millisecond)
 	assert.True(t, b.q.Degraded())
 	assert.Equal(t, 1, b.events.count("fleet.degraded"), "once per outage")
@@ -237,7 +237,7 @@ func TestQuotaRedisDown(t *testing.T) {
 	assert.Equal(t, 1, a.events.count("fleet.degraded"), "once per outage")
 
 	// Back (empty, as a restart without persistence leaves it).
-	srv.start()
+	srv.Start()
 	for _, c := range []*client{a, b} {
 		require.Eventually(t, func() bool {
 			c.q.Allow() // the lease is low: each call asks for a fetch
@@ -256,7 +256,7 @@ func TestQuotaRedisDown(t *testing.T) {
 // A quota whose Redis never answered starts degraded, on its local share,
 // and Close returns.
 func TestQuotaStartsDegraded(t *testing.T) {
-	c := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 10, Burst: 4, Processes: 2, Timeout: 20 * time.Millisecond})
+	c := newClient(t, "127.0.0.1:1", Config{Namespace: namespace(t), Rate: 10, Burst: 4, Processes: 2, Timeout: 20 * time.Millisecond})
 	assert.True(t, c.q.Degraded())
 	assert.Equal(t, 1, c.events.count("fleet.degraded"))
 	for range 2 {
@@ -270,10 +270,10 @@ func TestQuotaStartsDegraded(t *testing.T) {
 	c.q.Close()
 }
 
-// A process holds at most a lease: NewQuota fetches one, the first half is
+// A process holds at most a lease: New fetches one, the first half is
 // spent without a fetch, and spending past half tops it up again.
 func TestQuotaLeaseTopsUp(t *testing.T) {
-	c := newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 1000, Lease: 10, Processes: 1})
+	c := newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 1000, Burst: 1000, Lease: 10, Processes: 1})
 	require.Equal(t, int64(10), c.q.tokens.Load())
 	require.Equal(t, int64(1), c.q.fetches.Load())
 	for range 4 {
@@ -297,7 +297,7 @@ func TestQuotaLeaseTopsUp(t *testing.T) {
 func TestQuotaCloseGivesTheLeaseBack(t *testing.T) {
 	addr := redisAddr(t)
 	ns := namespace(t)
-	cfg := QuotaConfig{Namespace: ns, Rate: 0.001, Burst: 10, Lease: 5, Processes: 3}
+	cfg := Config{Namespace: ns, Rate: 0.001, Burst: 10, Lease: 5, Processes: 3}
 	a := newClient(t, addr, cfg)
 	b := newClient(t, addr, cfg)
 	require.Equal(t, int64(5), a.q.tokens.Load())
@@ -318,7 +318,7 @@ func TestQuotaCloseGivesTheLeaseBack(t *testing.T) {
 	assert.Equal(t, int64(5), b.q.given.Load())
 	assert.Equal(t, int64(4), c.q.given.Load())
 	raw := takeRequest{interval: 1e9, burst: 10, want: 20, process: "raw", ttl: time.Second}
-	granted, _, _, err := grant(context.Background(), b.rdb, quotaKeysOf(ns, "partner"), raw)
+	granted, _, _, err := grant(context.Background(), b.rdb, keysOf(ns, "partner"), raw)
 	require.NoError(t, err)
 	assert.Equal(t, int64(9), granted, "every token not spent is back in Redis")
 
@@ -327,10 +327,10 @@ func TestQuotaCloseGivesTheLeaseBack(t *testing.T) {
 	cfg.Namespace = namespace(t)
 	d := newClient(t, addr, cfg)
 	require.Equal(t, int64(5), d.q.tokens.Load())
-	require.NoError(t, d.rdb.Del(context.Background(), quotaKeysOf(cfg.Namespace, "partner").tat).Err())
+	require.NoError(t, d.rdb.Del(context.Background(), keysOf(cfg.Namespace, "partner").tat).Err())
 	d.q.Close()
 	assert.Zero(t, d.q.given.Load())
-	granted, _, _, err = grant(context.Background(), d.rdb, quotaKeysOf(cfg.Namespace, "partner"), raw)
+	granted, _, _, err = grant(context.Background(), d.rdb, keysOf(cfg.Namespace, "partner"), raw)
 	require.NoError(t, err)
 	assert.Equal(t, int64(10), granted, "the burst, not more")
 }
@@ -342,9 +342,9 @@ func TestQuotaCloseGivesTheLeaseBack(t *testing.T) {
 func TestQuotaLocalShareFromTheProcessesSeen(t *testing.T) {
 	srv := startServer(t)
 	const rate, burst, processes = 400.0, 20, 10
-	cfg := QuotaConfig{Namespace: namespace(t), Rate: rate, Burst: burst, Processes: processes}
-	a := newClient(t, srv.addr(), cfg)
-	b := newClient(t, srv.addr(), cfg)
+	cfg := Config{Namespace: namespace(t), Rate: rate, Burst: burst, Processes: processes}
+	a := newClient(t, srv.Addr(), cfg)
+	b := newClient(t, srv.Addr(), cfg)
 	lease := float64(a.q.Lease())
 	assert.Equal(t, 2, b.q.Seen())
 	require.Eventually(t, func() bool {
@@ -352,7 +352,7 @@ func TestQuotaLocalShareFromTheProcessesSeen(t *testing.T) {
 		return a.q.Seen() == 2
 	}, wait, tick)
 
-	srv.stop()
+	srv.Stop()
 	for _, c := range []*client{a, b} {
 		n, took := hammer(c.q, 2, 500*time.Millisecond)
 		require.True(t, c.q.Degraded())
@@ -361,8 +361,8 @@ func TestQuotaLocalShareFromTheProcessesSeen(t *testing.T) {
 		assert.Greater(t, float64(n), rate/processes*took.Seconds()+burst/processes+lease, "more than Rate/Processes")
 	}
 
-	srv.start()
-	c := newClient(t, srv.addr(), cfg)
+	srv.Start()
+	c := newClient(t, srv.Addr(), cfg)
 	for _, p := range []*client{a, b} {
 		require.Eventually(t, func() bool {
 			p.q.Allow()

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -30,9 +30,9 @@ type spentQuota struct {
 func newQueue(t *testing.T) *spentQuota {
 	t.Helper()
 	h := &spentQuota{clock: clockwork.NewFakeClock()}
-	h.client = newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 0.001, Burst: 1, Lease: 1,
+	h.client = newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 0.001, Burst: 1, Lease: 1,
 		Processes: 1, MaxWait: time.Hour, Clock: h.clock})
-	h.pl = pipeline.New(QuotaGuard[string](h.q))
+	h.pl = pipeline.New(Guard[string](h.q))
 	_, ok := h.q.Allow()
 	require.True(t, ok, "the one token Redis held")
 	require.Eventually(t, func() bool { return h.q.fetches.Load() == 2 }, wait, tick)
@@ -281,7 +281,7 @@ func TestQuotaAllowAllocatesNothing(t *testing.T) {
 	a.cancel()
 	assert.ErrorIs(t, a.result(t), context.Canceled)
 
-	down := newClient(t, "127.0.0.1:1", QuotaConfig{Namespace: namespace(t), Rate: 1000, Burst: 50, Processes: 1})
+	down := newClient(t, "127.0.0.1:1", Config{Namespace: namespace(t), Rate: 1000, Burst: 50, Processes: 1})
 	require.True(t, down.q.Degraded())
 	assert.Zero(t, testing.AllocsPerRun(100, func() { down.q.Allow() }), "on the local share")
 }

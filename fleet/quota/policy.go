@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/resilience-go/pipeline/criticality"
 )
 
-// QuotaGuard returns a stage that takes a token from q for everything that
+// Guard returns a stage that takes a token from q for everything that
 // passes through it: the stage [pipeline.Guard] makes of q (see
 // [pipeline.GatePolicy.Execute] for what every such stage does). Placed
 // inside a retry stage it limits attempts, outside it whole calls. In order:
@@ -15,15 +15,15 @@ import (
 //   - A ctx already done takes no token: the stage returns
 //     pipeline.Interrupted (Canceled or Deadline) at once.
 //   - The quota admits the call, as [Quota.Allow] does but for the call's
-//     level (criticality.From; see QuotaConfig.Shares): the rest runs at
+//     level (criticality.From; see Config.Shares): the rest runs at
 //     once. This never waits on Redis and costs no allocation.
 //   - The process holds no token (or calls are waiting for theirs),
-//     QuotaConfig.MaxWait is above zero, and the next token, as this process
+//     Config.MaxWait is above zero, and the next token, as this process
 //     last heard from Redis, comes within MaxWait and before ctx's
 //     deadline: the call waits for a token on the quota's clock, behind the
 //     calls already waiting, first come, first served; once one is handed
 //     to it (by a fetch or, while Redis is down, from the local share), it
-//     emits [QuotaWaited] and runs. It takes nothing while it waits: if ctx
+//     emits [pipeline.Waited] and runs. It takes nothing while it waits: if ctx
 //     ends first, the stage returns pipeline.Interrupted, and a token handed
 //     to it as ctx ended goes on to the next call; if MaxWait or the
 //     deadline passes first, if a fetch reports that the next token comes
@@ -38,23 +38,23 @@ import (
 // Every stop emits pipeline.Stopped. A token is spent: nothing is given back
 // when the call returns.
 //
-// QuotaGuard panics if q is nil.
-func QuotaGuard[T any](q *Quota) *pipeline.GatePolicy[T] {
+// Guard panics if q is nil.
+func Guard[T any](q *Quota) *pipeline.GatePolicy[T] {
 	if q == nil {
-		panic("fleet: QuotaGuard: quota is nil (did you ignore the error from fleet.NewQuota?)")
+		panic("quota: Guard: quota is nil (did you ignore the error from quota.New?)")
 	}
-	return pipeline.Guard[T]((*quotaGate)(q))
+	return pipeline.Guard[T]((*gate)(q))
 }
 
-// quotaGate is a Quota seen as a pipeline.Gate. Its permits are spent.
-type quotaGate Quota
+// gate is a Quota seen as a pipeline.Gate. Its permits are spent.
+type gate Quota
 
 // Stage says that the stage is a quota stage, named after its quota.
-func (g *quotaGate) Stage() pipeline.StageInfo { return (*Quota)(g).Stage() }
+func (g *gate) Stage() pipeline.StageInfo { return (*Quota)(g).Stage() }
 
 // Admit takes a token for the call of ctx, or waits for one, and reports a
 // wait.
-func (g *quotaGate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, *pipeline.StopError) {
+func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, *pipeline.StopError) {
 	q := (*Quota)(g)
 	wait, ok := q.allow(criticality.From(ctx))
 	if ok {
@@ -72,10 +72,10 @@ func (g *quotaGate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Per
 		return pipeline.Permit{}, q.refusal(wait)
 	}
 	if ev.Observed() {
-		ev.Emit(ctx, QuotaWaited{Wait: q.s.clock.Since(start)})
+		ev.Emit(ctx, pipeline.Waited{Wait: q.s.clock.Since(start)})
 	}
 	return pipeline.Permit{Spent: true}, nil
 }
 
 // Release is never called: the permits are spent.
-func (g *quotaGate) Release(context.Context, pipeline.Permit) {}
+func (g *gate) Release(context.Context, pipeline.Permit) {}

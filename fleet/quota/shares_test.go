@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 func shareQuota(t *testing.T, shares criticality.Shares) (*spentQuota, *pipeline.Pipeline[string]) {
 	t.Helper()
 	h := &spentQuota{clock: clockwork.NewFakeClock()}
-	h.client = newClient(t, redisAddr(t), QuotaConfig{Namespace: namespace(t), Rate: 0.001, Burst: 4, Lease: 4,
+	h.client = newClient(t, redisAddr(t), Config{Namespace: namespace(t), Rate: 0.001, Burst: 4, Lease: 4,
 		Processes: 1, MaxWait: time.Hour, Shares: shares, Clock: h.clock})
-	h.pl = pipeline.New(QuotaGuard[string](h.q))
+	h.pl = pipeline.New(Guard[string](h.q))
 	require.Equal(t, int64(4), h.q.tokens.Load(), "the first fetch leased the bucket")
 	return h, h.pl
 }
@@ -71,9 +71,9 @@ func TestQuotaSharesFollowTheirConfig(t *testing.T) {
 }
 
 func TestQuotaRefusesImpossibleShares(t *testing.T) {
-	_, err := QuotaConfig{Shares: criticality.Shares{Sheddable: 2}}.settings()
+	_, err := Config{Shares: criticality.Shares{Sheddable: 2}}.settings()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "QuotaConfig.Shares: criticality: Shares.Sheddable")
+	assert.Contains(t, err.Error(), "quota: Config.Shares: criticality: Shares.Sheddable")
 }
 
 // At one instant a higher level may spend the lease whenever a lower one
@@ -84,7 +84,7 @@ func TestQuotaSpendsByLevel(t *testing.T) {
 		d := rapid.Float64Range(0.01, 1).Draw(t, "default")
 		s := criticality.Shares{Default: d, Sheddable: rapid.Float64Range(0.01, d).Draw(t, "sheddable")}
 		lease := int64(rapid.IntRange(1, 1000).Draw(t, "lease"))
-		q := &Quota{s: quotaSettings{lease: lease, shares: s}}
+		q := &Quota{s: settings{lease: lease, shares: s}}
 		n := int64(rapid.IntRange(1, int(lease)).Draw(t, "tokens"))
 		prev := false
 		for l := criticality.Sheddable; l <= criticality.Critical; l++ {

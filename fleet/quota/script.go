@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -77,14 +77,14 @@ type takeRequest struct {
 }
 
 // grant runs takeScript for r on the quota whose keys are k.
-func grant(ctx context.Context, rdb redis.Scripter, k quotaKeys, r takeRequest) (granted int64, wait time.Duration, seen int64, err error) {
+func grant(ctx context.Context, rdb redis.Scripter, k keys, r takeRequest) (granted int64, wait time.Duration, seen int64, err error) {
 	res, err := take.Run(ctx, rdb, []string{k.tat, k.seen},
 		strconv.FormatFloat(r.interval, 'f', -1, 64), r.burst, r.want, r.now, r.process, r.ttl.Microseconds(), r.debt).Int64Slice()
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	if len(res) != 3 {
-		return 0, 0, 0, fmt.Errorf("fleet: the quota script returned %v", res)
+		return 0, 0, 0, fmt.Errorf("quota: the take script returned %v", res)
 	}
 	return res[0], time.Duration(res[1]) * time.Microsecond, res[2], nil
 }
@@ -130,6 +130,6 @@ var give = redis.NewScript(giveScript)
 // giveBack runs giveScript for n tokens of process on the quota whose keys
 // are k, at now (in microseconds since the Unix epoch; 0 for Redis's clock),
 // and returns the whole tokens the bucket gained.
-func giveBack(ctx context.Context, rdb redis.Scripter, k quotaKeys, interval float64, n int64, process string, now int64) (int64, error) {
+func giveBack(ctx context.Context, rdb redis.Scripter, k keys, interval float64, n int64, process string, now int64) (int64, error) {
 	return give.Run(ctx, rdb, []string{k.tat, k.seen}, strconv.FormatFloat(interval, 'f', -1, 64), n, now, process).Int64()
 }

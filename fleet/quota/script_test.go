@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func TestTakeScript(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
-	keys := quotaKeysOf(namespace(t), "partner")
+	keys := keysOf(namespace(t), "partner")
 	const t0 = int64(1_764_586_800_000_000) // µs
 	const interval, burst = 1000.0, 10
 	steps := []struct {
@@ -50,7 +50,7 @@ func TestTakeScript(t *testing.T) {
 
 	// With now 0, the script reads Redis's clock: a fresh key grants the
 	// burst.
-	fresh := quotaKeysOf(namespace(t), "partner")
+	fresh := keysOf(namespace(t), "partner")
 	granted, _, seen, err := grant(ctx, rdb, fresh, takeRequest{interval: interval, burst: burst, want: 50,
 		process: "a", ttl: time.Second})
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestTakeScriptCountsTheProcessesSeen(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
-	keys := quotaKeysOf(namespace(t), "partner")
+	keys := keysOf(namespace(t), "partner")
 	const t0 = int64(1_764_586_800_000_000) // µs
 	const ttl = 3 * time.Second
 	steps := []struct {
@@ -104,7 +104,7 @@ func TestTakeScriptChargesFirst(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	ctx := context.Background()
-	keys := quotaKeysOf(namespace(t), "partner")
+	keys := keysOf(namespace(t), "partner")
 	const t0 = int64(1_764_586_800_000_000) // µs
 	const interval, burst = 1000.0, 10
 	steps := []struct {

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -16,27 +16,30 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/fleet"
+	"github.com/resilience-go/pipeline/fleet/internal/hashtag"
+	"github.com/resilience-go/pipeline/fleet/internal/redisclient"
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
-// The defaults and limits of QuotaConfig, each default the meaning of its
+// The defaults and limits of Config, each default the meaning of its
 // field's zero value.
 const (
-	// DefaultQuotaBurstWindow sets the default burst: a zero
-	// QuotaConfig.Burst means the tokens Rate earns in this long, rounded up,
+	// DefaultBurstWindow sets the default burst: a zero
+	// Config.Burst means the tokens Rate earns in this long, rounded up,
 	// and at least 1 (as ratelimit.DefaultBurstWindow).
-	DefaultQuotaBurstWindow = 100 * time.Millisecond
-	// DefaultLeaseDivisor sets the default lease: a zero QuotaConfig.Lease
+	DefaultBurstWindow = 100 * time.Millisecond
+	// DefaultLeaseDivisor sets the default lease: a zero Config.Lease
 	// means Rate / DefaultLeaseDivisor tokens, rounded up, at least 1 and at
 	// most Burst. Every fetch but the starved ones takes a full lease, so the
 	// whole fleet makes about DefaultLeaseDivisor fetches a second at full
 	// use, whatever its size, and each process holds at most a hundredth of
 	// a second of the fleet's rate unused.
 	DefaultLeaseDivisor = 100
-	// DefaultQuotaTimeout is how long one fetch waits on Redis when
-	// QuotaConfig.Timeout is 0: a Redis round trip takes about a
+	// DefaultTimeout is how long one fetch waits on Redis when
+	// Config.Timeout is 0: a Redis round trip takes about a
 	// millisecond, and the call path never waits on a fetch anyway.
-	DefaultQuotaTimeout = 100 * time.Millisecond
+	DefaultTimeout = 100 * time.Millisecond
 	// ProbeTimeouts is how many Timeouts apart a degraded quota tries Redis
 	// again, and the longest an idle quota goes without fetching (a fetch of
 	// no tokens, to be counted as seen): a second by default.
@@ -46,14 +49,14 @@ const (
 	// process that misses two fetches (a GC pause, a slow Redis) still
 	// counts.
 	SeenProbes = 3
-	// MaxQuotaRate is the highest QuotaConfig.Rate: the script times tokens
+	// MaxRate is the highest Config.Rate: the script times tokens
 	// in microseconds.
-	MaxQuotaRate = 1e6
+	MaxRate = 1e6
 )
 
-// QuotaConfig configures a Quota. The zero value of each field but Redis,
+// Config configures a Quota. The zero value of each field but Redis,
 // Name, Rate and Processes means its documented default.
-type QuotaConfig struct {
+type Config struct {
 	// Redis is the client the quota takes its tokens through, a
 	// *redis.Client, *redis.ClusterClient or *redis.Ring. Required. The
 	// quota never closes it. It must return once a call's context is done,
@@ -62,7 +65,8 @@ type QuotaConfig struct {
 	// one without it is refused.
 	Redis redis.UniversalClient
 	// Namespace separates fleets sharing one Redis, typically the service's
-	// name. Empty means DefaultNamespace. It may not contain '{' or '}'.
+	// name. Empty means fleet.DefaultNamespace, as for a Fleet. It may not
+	// contain '{' or '}'.
 	Namespace string
 	// Name names the quota, typically after the dependency that grants it:
 	// the processes that share a quota are those with the same Namespace
@@ -70,10 +74,10 @@ type QuotaConfig struct {
 	// (pipeline.StopError.Name).
 	Name string
 	// Rate is how many calls a second the whole fleet may make, together.
-	// Required: positive, finite and at most MaxQuotaRate.
+	// Required: positive, finite and at most MaxRate.
 	Rate float64
 	// Burst is how many calls the whole fleet may make at once after a
-	// quiet spell. 0 means the tokens Rate earns in DefaultQuotaBurstWindow,
+	// quiet spell. 0 means the tokens Rate earns in DefaultBurstWindow,
 	// rounded up, and at least 1; it must not be negative.
 	Burst int
 	// Lease is how many tokens one fetch asks Redis for: the most this
@@ -95,10 +99,10 @@ type QuotaConfig struct {
 	// "host-1234-1". Two Quotas with the same Process count as one.
 	Process string
 	// Timeout bounds each fetch from Redis, and the give-back of Close. 0
-	// means DefaultQuotaTimeout. A degraded quota tries Redis again every
+	// means DefaultTimeout. A degraded quota tries Redis again every
 	// ProbeTimeouts × Timeout.
 	Timeout time.Duration
-	// MaxWait is how long a call through the quota's stage ([QuotaGuard])
+	// MaxWait is how long a call through the quota's stage ([Guard])
 	// may wait for a token when this process holds none. Zero (the default)
 	// means such a call is refused at once; it must not be negative. A call
 	// never waits past its context's deadline, and one whose token, as this
@@ -121,22 +125,23 @@ type QuotaConfig struct {
 	// share while Redis is down. Nil means real time. The fleet's tokens
 	// are timed by Redis's own clock (TIME), so processes need not agree.
 	Clock clockwork.Clock
-	// OnEvent receives the quota's Degraded and Recovered events with the
-	// Source {Stage: "quota", Name: Name} and context.Background(), on the
-	// quota's goroutine or, for the first fetch, on the goroutine calling
-	// NewQuota. It must not call Close.
+	// OnEvent receives the quota's events, fleet.Degraded and
+	// fleet.Recovered (the breakers' own, so that one hook may serve both),
+	// with the Source {Stage: "quota", Name: Name} and
+	// context.Background(), on the quota's goroutine or, for the first
+	// fetch, on the goroutine calling New. It must not call Close.
 	OnEvent func(context.Context, pipeline.Source, pipeline.Event)
 }
 
 // Validate reports every impossible value in c, each naming its field and
-// value, joined into one error; it returns nil for a usable QuotaConfig.
-func (c QuotaConfig) Validate() error {
+// value, joined into one error; it returns nil for a usable Config.
+func (c Config) Validate() error {
 	_, err := c.settings()
 	return err
 }
 
-// quotaSettings is a validated QuotaConfig with its defaults applied.
-type quotaSettings struct {
+// settings is a validated Config with its defaults applied.
+type settings struct {
 	redis     redis.UniversalClient
 	namespace string
 	name      string
@@ -152,21 +157,21 @@ type quotaSettings struct {
 	onEvent   func(context.Context, pipeline.Source, pipeline.Event)
 }
 
-func (c QuotaConfig) settings() (quotaSettings, error) {
+func (c Config) settings() (settings, error) {
 	var p []error
 	add := func(format string, args ...any) {
-		p = append(p, fmt.Errorf("fleet: QuotaConfig."+format, args...))
+		p = append(p, fmt.Errorf("quota: Config."+format, args...))
 	}
-	s := quotaSettings{redis: c.Redis, namespace: c.Namespace, name: c.Name, rate: c.Rate,
+	s := settings{redis: c.Redis, namespace: c.Namespace, name: c.Name, rate: c.Rate,
 		burst: int64(c.Burst), lease: int64(c.Lease), processes: c.Processes, process: c.Process, timeout: c.Timeout,
 		maxWait: c.MaxWait, shares: c.Shares, clock: c.Clock, onEvent: c.OnEvent}
 	if c.Redis == nil {
 		add("Redis is required, got nil")
-	} else if ignoresDeadlines(c.Redis) {
-		add(deadlinesProblem)
+	} else if redisclient.IgnoresDeadlines(c.Redis) {
+		add(redisclient.DeadlinesProblem)
 	}
 	if s.namespace == "" {
-		s.namespace = DefaultNamespace
+		s.namespace = fleet.DefaultNamespace
 	} else if strings.ContainsAny(s.namespace, "{}") {
 		add("Namespace must not contain '{' or '}' (they would break the key's hash tag), got %q", s.namespace)
 	}
@@ -176,15 +181,15 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	case strings.ContainsAny(s.name, "{}"):
 		add("Name must not contain '{' or '}' (they would break the key's hash tag), got %q", s.name)
 	}
-	rateOK := !math.IsNaN(s.rate) && s.rate > 0 && s.rate <= MaxQuotaRate
+	rateOK := !math.IsNaN(s.rate) && s.rate > 0 && s.rate <= MaxRate
 	if !rateOK {
-		add("Rate must be positive and at most %g calls a second, got %v", float64(MaxQuotaRate), s.rate)
+		add("Rate must be positive and at most %g calls a second, got %v", float64(MaxRate), s.rate)
 	}
 	switch {
 	case s.burst < 0:
-		add("Burst must not be negative (0 means the tokens of %v), got %d", DefaultQuotaBurstWindow, s.burst)
+		add("Burst must not be negative (0 means the tokens of %v), got %d", DefaultBurstWindow, s.burst)
 	case s.burst == 0 && rateOK:
-		s.burst = max(1, int64(math.Ceil(s.rate*DefaultQuotaBurstWindow.Seconds())))
+		s.burst = max(1, int64(math.Ceil(s.rate*DefaultBurstWindow.Seconds())))
 	case s.burst > 1<<40:
 		add("Burst must be at most %d, got %d", int64(1<<40), s.burst)
 	}
@@ -208,11 +213,11 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	}
 	switch {
 	case s.timeout < 0:
-		add("Timeout must not be negative (0 means the default %v), got %v", DefaultQuotaTimeout, s.timeout)
+		add("Timeout must not be negative (0 means the default %v), got %v", DefaultTimeout, s.timeout)
 	case s.timeout == 0:
-		s.timeout = DefaultQuotaTimeout
-	case s.timeout > MaxDuration/ProbeTimeouts:
-		add("Timeout must be at most %v, got %v", MaxDuration/ProbeTimeouts, s.timeout)
+		s.timeout = DefaultTimeout
+	case s.timeout > fleet.MaxDuration/ProbeTimeouts:
+		add("Timeout must be at most %v, got %v", fleet.MaxDuration/ProbeTimeouts, s.timeout)
 	}
 	if s.maxWait < 0 {
 		add("MaxWait must not be negative (0 means refuse at once), got %v", s.maxWait)
@@ -226,20 +231,20 @@ func (c QuotaConfig) settings() (quotaSettings, error) {
 	return s, errors.Join(p...)
 }
 
-// quotas numbers the default Process of each QuotaConfig.settings call, so
+// quotas numbers the default Process of each Config.settings call, so
 // that two Quotas in one process count as two.
 var quotas atomic.Int64
 
 // probe is how long a degraded quota pauses between its tries of Redis, and
 // the longest an idle one goes without a fetch.
-func (s *quotaSettings) probe() time.Duration { return ProbeTimeouts * s.timeout }
+func (s *settings) probe() time.Duration { return ProbeTimeouts * s.timeout }
 
 // seenFor is how long a process counts as seen after its latest fetch.
-func (s *quotaSettings) seenFor() time.Duration { return SeenProbes * s.probe() }
+func (s *settings) seenFor() time.Duration { return SeenProbes * s.probe() }
 
 // share builds the local share of one of n processes: Rate/n calls a second
 // with a burst of Burst/n, at least 1.
-func (s *quotaSettings) share(n int64) (*ratelimit.Limiter, error) {
+func (s *settings) share(n int64) (*ratelimit.Limiter, error) {
 	return ratelimit.New(ratelimit.Config{
 		Name:  s.name,
 		Rate:  s.rate / float64(n),
@@ -249,21 +254,21 @@ func (s *quotaSettings) share(n int64) (*ratelimit.Limiter, error) {
 }
 
 // interval is the time the fleet takes to earn one token, in microseconds.
-func (s *quotaSettings) interval() float64 { return 1e6 / s.rate }
+func (s *settings) interval() float64 { return 1e6 / s.rate }
 
 // low is the lease left that starts the next fetch: half of it, so that a
 // process spending its share steadily fetches before it runs dry.
-func (s *quotaSettings) low() int64 { return s.lease / 2 }
+func (s *settings) low() int64 { return s.lease / 2 }
 
-// quotaKeys are the keys of a quota: its tat, and the processes seen.
-type quotaKeys struct {
+// keys are the keys of a quota: its tat, and the processes seen.
+type keys struct {
 	tat, seen string
 }
 
-// quotaKeysOf returns the keys of the quota name in namespace, which share
+// keysOf returns the keys of the quota name in namespace, which share
 // one hash tag of their own, so that any Redis Cluster node can hold them and
 // one script can update both.
-func quotaKeysOf(namespace, name string) quotaKeys {
-	tat := "pipeline:quota:" + hashTag(namespace, name)
-	return quotaKeys{tat: tat, seen: tat + ":seen"}
+func keysOf(namespace, name string) keys {
+	tat := "pipeline:quota:" + hashtag.Of(namespace, name)
+	return keys{tat: tat, seen: tat + ":seen"}
 }

@@ -1,4 +1,4 @@
-package fleet
+package quota
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func (p *cutProxy) accept() {
 
 // owedTo reads what the fleet owes the quota in Redis: the tokens its
 // balance is below none, 0 if it is not.
-func owedTo(t *testing.T, rdb *redis.Client, k quotaKeys, rate float64, burst int) float64 {
+func owedTo(t *testing.T, rdb *redis.Client, k keys, rate float64, burst int) float64 {
 	t.Helper()
 	ctx := context.Background()
 	now, err := rdb.Time(ctx).Result()
@@ -137,7 +137,7 @@ func TestQuotaChargesTheLocalShareAfterAnOutage(t *testing.T) {
 	p := newCutProxy(t, redisAddr(t))
 	clock := clockwork.NewFakeClock()
 	const rate, burst, lease, processes = 5.0, 40, 2, 2
-	cfg := QuotaConfig{Namespace: namespace(t), Rate: rate, Burst: burst, Lease: lease, Processes: processes,
+	cfg := Config{Namespace: namespace(t), Rate: rate, Burst: burst, Lease: lease, Processes: processes,
 		Timeout: time.Second, Clock: clock}
 	probe := ProbeTimeouts * cfg.Timeout
 	a := newClient(t, p.addr(), cfg)
