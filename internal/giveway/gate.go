@@ -95,6 +95,17 @@ func (g *Gate) Refused(l criticality.Level, now time.Duration) {
 	}
 }
 
+// Settles is how long, from now, until every level has its whole share
+// back, if no call is refused meanwhile; 0 when none gives way.
+func (g *Gate) Settles(now time.Duration) time.Duration {
+	g.grow(now)
+	most := 0.0
+	for _, c := range g.cut {
+		most = max(most, c)
+	}
+	return time.Duration(math.Ceil(most * float64(Recovery)))
+}
+
 // grow lets the cuts shrink back for the time since the last reading.
 func (g *Gate) grow(now time.Duration) {
 	d := now - g.at

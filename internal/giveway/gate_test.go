@@ -97,3 +97,14 @@ func TestCapIsWhereAdmitsTurns(t *testing.T) {
 	var g Gate
 	assert.Zero(t, g.Cap(criticality.Critical, 0, 0))
 }
+
+// Settles is how long until every share is whole again, and 0 once it is.
+func TestSettles(t *testing.T) {
+	g := New(criticality.Shares{})
+	assert.Zero(t, g.Settles(0), "nothing given way")
+	g.Refused(criticality.Critical, 0) // the levels below give way half
+	assert.Equal(t, Recovery/2, g.Settles(0))
+	assert.Equal(t, Recovery/4, g.Settles(Recovery/4))
+	assert.Zero(t, g.Settles(Recovery))
+	assert.False(t, g.Squeezed())
+}

@@ -56,6 +56,9 @@ type Bulkhead struct {
 	kept  kept // the slots kept for lower levels (Config.Guarantees)
 	// tenants counts each tenant's slots, for Config.TenantShare.
 	tenants tenants
+	// regrowing says that a timer will serve the queue again as the
+	// levels' shares grow back (see recheck).
+	regrowing bool
 }
 
 // waiter is a call in the queue.
@@ -229,6 +232,7 @@ func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inF
 	w.level, w.tenant = l, t
 	b.queue.Push(l, w)
 	b.short(l, t)
+	b.recheck()
 	b.mu.Unlock()
 
 	start := b.elapsed.Read()
@@ -251,6 +255,9 @@ func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inF
 		stop = pipeline.Interrupted(ctx, b.Stage())
 	}
 	b.mu.Lock()
+	if stop == b.refused && !w.granted && !w.displaced {
+		b.serve() // a wait runs out only if no slot may be its call's now
+	}
 	switch {
 	case w.displaced: // a call of a higher level took its place
 		if stop == nil {
@@ -336,12 +343,50 @@ func (b *Bulkhead) serve() {
 	for b.queue.Len() > 0 && b.inUse < b.limit {
 		w, ok := b.next(b.inUse)
 		if !ok {
-			return
+			break
 		}
 		b.inUse++
 		b.queue.Remove(w.level, w)
 		b.grant(w)
 	}
+	b.recheck()
+}
+
+// regrowStep is how often the queue is served again while the rules loosen
+// with time alone, on the bulkhead's clock: a tenth of giveway.Recovery.
+const regrowStep = giveway.Recovery / 10
+
+// recheck arms, while calls wait and the rules loosen with time alone (a
+// level gives way and its share grows back; a guarantee's hold-back runs
+// out), a timer that serves the queue again at the next multiple of
+// regrowStep since New. So a call held back by a share that has grown
+// back, or by a slot kept for a guarantee nobody came for, gets a free
+// slot within regrowStep, without waiting for a release. One timer at a
+// time; it stops once the queue is empty or nothing loosens with time.
+// mu must be held.
+func (b *Bulkhead) recheck() {
+	if b.regrowing || b.queue.Len() == 0 {
+		return
+	}
+	now := b.elapsed.Read()
+	if b.kept.until <= now && b.gate.Settles(now) == 0 {
+		return
+	}
+	b.regrowing = true
+	d := regrowStep - now%regrowStep
+	if b.clock != nil {
+		b.clock.AfterFunc(d, b.regrown)
+	} else {
+		time.AfterFunc(d, b.regrown)
+	}
+}
+
+// regrown serves the queue again, at recheck's timer.
+func (b *Bulkhead) regrown() {
+	b.mu.Lock()
+	b.regrowing = false
+	b.serve()
+	b.mu.Unlock()
 }
 
 // setCaps computes the slots each level may fill; mu must be held, or b

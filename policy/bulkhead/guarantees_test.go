@@ -133,3 +133,20 @@ func TestGuaranteesFollowTheLimit(t *testing.T) {
 	assert.Equal(t, 4, fill(b, context.Background()), "half of 8 for unmarked calls, read as Default")
 	assert.Equal(t, 8, b.InFlight())
 }
+
+// A call queued behind a slot kept for a guarantee gets the slot once the
+// hold-back ends, though no call releases one.
+func TestAQueuedCallGetsASlotOnceItsHoldBackEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, bulkhead.Config{MaxConcurrent: 10, MaxQueue: 1, MaxWait: 5 * time.Second, Guarantees: criticality.Guarantees{Sheddable: 0.2}})
+		require.Equal(t, 10, fill(b, critical))
+		_, ok := b.TryAcquire(sheddable)
+		require.False(t, ok, "every slot is taken: Sheddable asks for its guarantee")
+		b.Release(critical)
+		start := time.Now()
+		err := b.Acquire(critical) // queued: the free slot is kept for Sheddable calls for a second
+		require.NoError(t, err, "no Sheddable call came for it: the slot is lent again (after %v)", time.Since(start))
+		assert.Equal(t, giveway.Recovery, time.Since(start), "as the hold-back ends, not at the end of the wait")
+		assert.Equal(t, 10, b.InFlight())
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,5 +75,33 @@ func TestAFullQueueGivesThePlaceOfItsLowestCallToAHigherOne(t *testing.T) {
 		assert.NoError(t, <-kept)
 		b.Release(context.Background())
 		assert.Equal(t, 0, b.InFlight())
+	})
+}
+
+// A call queued while its level gives way gets a free slot once its share
+// has grown back, though no call releases one: the share grows with time,
+// and the queue is served as it grows, not only at the next release.
+func TestAQueuedCallGetsTheSlotItsShareGrowsBackTo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, bulkhead.Config{MaxConcurrent: 4, MaxQueue: 1, MaxWait: 5 * time.Second})
+		critical, unmarked := at(criticality.Critical), context.Background()
+		for range 4 {
+			_, ok := b.TryAcquire(critical)
+			require.True(t, ok)
+		}
+		_, ok := b.TryAcquire(critical)
+		require.False(t, ok, "full: Default gives way half of its 4 slots")
+		for range 3 {
+			b.Release(critical)
+		}
+		_, ok = b.TryAcquire(unmarked)
+		require.True(t, ok, "2 of 4 in use: Default's 2")
+		start := time.Now()
+		err := b.Acquire(unmarked) // queued: Default may fill 2 until its share grows back
+		require.NoError(t, err, "three slots free and the share grown back: the queued call gets one")
+		waited := time.Since(start)
+		assert.Greater(t, waited, time.Duration(0), "it did queue")
+		assert.LessOrEqual(t, waited, time.Second, "within the give-way's recovery, not at the end of its wait")
+		assert.Equal(t, 3, b.InFlight())
 	})
 }

@@ -55,6 +55,9 @@ type machine struct {
 	ceiling int
 	now     time.Duration
 	start   time.Time
+	// regrowAt is when the bulkhead serves its queue again because the
+	// rules loosen with time alone, or 0 when it will not (see recheck).
+	regrowAt time.Duration
 }
 
 // newMachine builds the bulkhead of cfg and its model; percent is
@@ -193,6 +196,35 @@ func (m *machine) refuse(l criticality.Level, t string) {
 		m.gate.Refused(l, m.now)
 	}
 	m.short(l, t)
+	m.recheck()
+}
+
+// heldBack reports whether a guarantee's hold-back runs now.
+func (m *machine) heldBack() bool {
+	for _, asked := range m.asked {
+		if asked+giveway.Recovery > m.now {
+			return true
+		}
+	}
+	return false
+}
+
+// recheck: while calls wait and a level gives way or a hold-back runs, the
+// queue is served again at the next tenth of a Recovery since the start.
+func (m *machine) recheck() {
+	if m.regrowAt != 0 || len(m.queue) == 0 || !m.heldBack() && m.gate.Settles(m.now) == 0 {
+		return
+	}
+	step := giveway.Recovery / 10
+	m.regrowAt = (m.now/step + 1) * step
+}
+
+// serve gives the free slots to the queued calls that may have them.
+func (m *machine) serve() {
+	for f := m.first(len(m.holders)); f >= 0; f = m.first(len(m.holders)) {
+		m.admit(f)
+	}
+	m.recheck()
 }
 
 // last is the index of the call served last: the newest of the lowest
@@ -248,6 +280,7 @@ func (m *machine) Arrive(l criticality.Level, t string) {
 	default:
 		m.refuse(l, t)
 	}
+	m.recheck()
 	synctest.Wait()
 }
 
@@ -265,6 +298,7 @@ func (m *machine) Leave(pick int) {
 	for f := m.first(holding - 1); f >= 0; f = m.first(len(m.holders)) { // the freed slot, and any the release made usable
 		m.admit(f)
 	}
+	m.recheck()
 	synctest.Wait()
 }
 
@@ -284,24 +318,41 @@ func (m *machine) Resize(n int) {
 	m.limit = n
 	m.ceiling = max(n, len(m.holders))
 	m.b.SetLimit(m.limit)
-	for f := m.first(len(m.holders)); f >= 0; f = m.first(len(m.holders)) {
-		m.admit(f)
-	}
+	m.serve()
 	synctest.Wait()
 }
 
-// Advance lets d pass: waits that run out are refused.
+// Advance lets d pass: at each of its instants the queue is served again
+// (see recheck), and a wait that runs out serves the queue and is then
+// refused, unless its call got a slot.
 func (m *machine) Advance(d time.Duration) {
 	time.Sleep(d)
 	end := m.now + d
-	expired := slices.DeleteFunc(slices.Clone(m.queue), func(w waiting) bool { return w.expires > end })
-	slices.SortStableFunc(expired, func(a, b waiting) int { return int(a.expires - b.expires) })
-	for _, w := range expired { // each gives way at its own instant
-		m.now = w.expires
-		m.refuse(w.level, w.tenant)
+	for {
+		next, expiring := time.Duration(-1), -1
+		for i, w := range m.queue {
+			if w.expires <= end && (expiring < 0 || w.expires < next) {
+				next, expiring = w.expires, i
+			}
+		}
+		if m.regrowAt != 0 && m.regrowAt <= end && (expiring < 0 || m.regrowAt < next) {
+			m.now, m.regrowAt = m.regrowAt, 0
+			m.serve()
+			continue
+		}
+		if expiring < 0 {
+			break
+		}
+		m.now = next
+		id := m.queue[expiring].id
+		m.serve()
+		if i := slices.IndexFunc(m.queue, func(w waiting) bool { return w.id == id }); i >= 0 {
+			w := m.queue[i]
+			m.queue = slices.Delete(m.queue, i, i+1)
+			m.refuse(w.level, w.tenant)
+		}
 	}
 	m.now = end
-	m.queue = slices.DeleteFunc(m.queue, func(w waiting) bool { return w.expires <= m.now })
 	synctest.Wait()
 }
 

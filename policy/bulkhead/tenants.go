@@ -160,4 +160,5 @@ func (b *Bulkhead) refuse(l criticality.Level, t string) {
 		b.gate.Refused(l, b.elapsed.Read())
 	}
 	b.short(l, t)
+	b.recheck()
 }
