@@ -17,10 +17,8 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/limit"
 	"github.com/resilience-go/pipeline/internal/nilness"
-	"github.com/resilience-go/pipeline/policy/adaptive"
-	"github.com/resilience-go/pipeline/policy/bulkhead"
-	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
 // DefaultPushback is the longest pause a refusal that carries no hint of its
@@ -196,17 +194,13 @@ func limitStage(l pipeline.Described) (pipeline.Policy[Served], error) {
 	if nilness.Of(l) {
 		return nil, fmt.Errorf("nil (%T)", l)
 	}
-	switch l := l.(type) {
-	case *bulkhead.Bulkhead:
-		return bulkhead.Guard[Served](l), nil
-	case *adaptive.Limiter:
-		return adaptive.Guard[Served](l), nil
-	case *ratelimit.Limiter:
-		return ratelimit.Guard[Served](l), nil
-	case pipeline.Policy[Served]:
-		return l, nil
+	if p, ok := limit.Stage[Served](l); ok {
+		return p, nil
 	}
-	return nil, fmt.Errorf("a %T is neither a limit (*bulkhead.Bulkhead, *adaptive.Limiter, *ratelimit.Limiter) nor a pipeline.Policy[pipelinegrpc.Served]", l)
+	if p, ok := l.(pipeline.Policy[Served]); ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("a %T is neither a limit (%s) nor a pipeline.Policy[pipelinegrpc.Served]", l, limit.Names)
 }
 
 // ServerOptions returns the options that install s on a server: its unary

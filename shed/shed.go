@@ -11,10 +11,8 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/limit"
 	"github.com/resilience-go/pipeline/internal/nilness"
-	"github.com/resilience-go/pipeline/policy/adaptive"
-	"github.com/resilience-go/pipeline/policy/bulkhead"
-	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
 // defaultRetryAfter is the Retry-After of a refusal that carries no hint of
@@ -139,17 +137,13 @@ func stage(l pipeline.Described) (pipeline.Policy[Served], error) {
 	if nilness.Of(l) {
 		return nil, fmt.Errorf("nil (%T)", l)
 	}
-	switch l := l.(type) {
-	case *ratelimit.Limiter:
-		return ratelimit.Guard[Served](l), nil
-	case *bulkhead.Bulkhead:
-		return bulkhead.Guard[Served](l), nil
-	case *adaptive.Limiter:
-		return adaptive.Guard[Served](l), nil
-	case pipeline.Policy[Served]:
-		return l, nil
+	if p, ok := limit.Stage[Served](l); ok {
+		return p, nil
 	}
-	return nil, fmt.Errorf("a %T is neither a limit (*ratelimit.Limiter, *bulkhead.Bulkhead, *adaptive.Limiter) nor a pipeline.Policy[shed.Served]", l)
+	if p, ok := l.(pipeline.Policy[Served]); ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("a %T is neither a limit (%s) nor a pipeline.Policy[shed.Served]", l, limit.Names)
 }
 
 // call is one request on its way through the pipeline. Calls are pooled, with

@@ -5,15 +5,13 @@ import (
 	"fmt"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/internal/limit"
 	"github.com/resilience-go/pipeline/internal/nilness"
-	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
-	"github.com/resilience-go/pipeline/policy/bulkhead"
 	"github.com/resilience-go/pipeline/policy/ceiling"
 	"github.com/resilience-go/pipeline/policy/fallback"
 	"github.com/resilience-go/pipeline/policy/fault"
 	"github.com/resilience-go/pipeline/policy/hedge"
-	"github.com/resilience-go/pipeline/policy/ratelimit"
 	"github.com/resilience-go/pipeline/policy/retry"
 	"github.com/resilience-go/pipeline/policy/timeout"
 )
@@ -84,22 +82,13 @@ func stage[T any](s any) (pipeline.Policy[T], error) {
 			return nil, errors.New("a nil *breaker.Breaker")
 		}
 		return breaker.Guard[T](s), nil
-	case *ratelimit.Limiter:
-		if s == nil {
-			return nil, errors.New("a nil *ratelimit.Limiter")
-		}
-		return ratelimit.Guard[T](s), nil
-	case *bulkhead.Bulkhead:
-		if s == nil {
-			return nil, errors.New("a nil *bulkhead.Bulkhead")
-		}
-		return bulkhead.Guard[T](s), nil
-	case *adaptive.Limiter:
-		if s == nil {
-			return nil, errors.New("a nil *adaptive.Limiter")
-		}
-		return adaptive.Guard[T](s), nil
+	}
+	if nilness.Of(s) {
+		return nil, fmt.Errorf("a nil %T", s)
+	}
+	if p, ok := limit.Stage[T](s); ok {
+		return p, nil
 	}
 	var zero T
-	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, ceiling.Config, fallback.Config[T], fault.Config[T], *breaker.Breaker, *ratelimit.Limiter, *bulkhead.Bulkhead, *adaptive.Limiter)", s, zero)
+	return nil, fmt.Errorf("a %T is neither a pipeline.Policy[%T] nor a stage Compose builds (timeout.Config, retry.Config, hedge.Config, ceiling.Config, fallback.Config[T], fault.Config[T], *breaker.Breaker, %s)", s, zero, limit.Names)
 }
