@@ -24,20 +24,20 @@ import (
 const (
 	// DefaultNamespace prefixes every key when Config.Namespace is empty.
 	DefaultNamespace = "default"
-	// DefaultRefresh is how often a process publishes and reads the fleet's
+	// defaultRefresh is how often a process publishes and reads the fleet's
 	// view: once a second keeps the delay before the fleet follows a quorum
 	// to about two seconds, at a few Redis commands per breaker per process.
-	DefaultRefresh = quorum.DefaultRefresh
-	// DefaultStaleRefreshes is Config.TTL in refreshes: a process that misses
+	defaultRefresh = quorum.DefaultRefresh
+	// defaultStaleRefreshes is Config.TTL in refreshes: a process that misses
 	// two publications in a row (a GC pause, a slow Redis) is still counted.
-	DefaultStaleRefreshes = quorum.DefaultStaleRefreshes
-	// DefaultFraction is the share of the processes seen recently that must
+	defaultStaleRefreshes = quorum.DefaultStaleRefreshes
+	// defaultFraction is the share of the processes seen recently that must
 	// report a dependency open for the others to follow: more than half.
-	DefaultFraction = quorum.DefaultFraction
-	// MinQuorum is the fewest processes that must report a dependency open
+	defaultFraction = quorum.DefaultFraction
+	// minQuorum is the fewest processes that must report a dependency open
 	// before any other process follows them, whatever Quorum or Fraction
 	// say: one process failing alone never opens another.
-	MinQuorum = quorum.MinQuorum
+	minQuorum = quorum.MinQuorum
 	// MaxDuration is the longest Refresh and TTL: a tenth of the breaker's
 	// longest break, so that the breaks the fleet forces and the expiry of
 	// its keys fit.
@@ -63,19 +63,19 @@ type Config struct {
 	// same id count as one.
 	Process string
 	// Refresh is how often the fleet publishes this process's breakers and
-	// reads the others'. 0 means DefaultRefresh. Each round gives Redis at
+	// reads the others'. 0 means 1 s. Each round gives Redis at
 	// most half of it.
 	Refresh time.Duration
 	// TTL is how long a process's report counts after it was written: a
 	// process not seen within it is not counted at all. 0 means
-	// DefaultStaleRefreshes × Refresh. It must be at least Refresh.
+	// 3 × Refresh. It must be at least Refresh.
 	TTL time.Duration
 	// Quorum, when positive, is the number of processes that must report a
-	// dependency open for the rest to follow (at least MinQuorum).
+	// dependency open for the rest to follow (at least 2).
 	Quorum int
 	// Fraction is used when Quorum is 0: the dependency is down for the
 	// fleet when more than Fraction of the processes seen within TTL report
-	// it open (and at least MinQuorum do). 0 means DefaultFraction, a
+	// it open (and at least 2 do). 0 means 0.5, a
 	// strict majority. It must lie in [0, 1).
 	Fraction float64
 	// Clock is the fleet's clock, for the timestamps of its reports and the
@@ -136,17 +136,17 @@ func (c Config) settings() (settings, error) {
 	}
 	switch {
 	case s.refresh < 0:
-		add("Refresh must not be negative (0 means the default %v), got %v", DefaultRefresh, s.refresh)
+		add("Refresh must not be negative (0 means the default %v), got %v", defaultRefresh, s.refresh)
 	case s.refresh == 0:
-		s.refresh = DefaultRefresh
+		s.refresh = defaultRefresh
 	case s.refresh < 2*time.Millisecond:
 		add("Refresh must be at least 2ms (each round gives Redis half of it), got %v", s.refresh)
 	}
 	switch {
 	case s.ttl < 0:
-		add("TTL must not be negative (0 means %d × Refresh), got %v", DefaultStaleRefreshes, s.ttl)
+		add("TTL must not be negative (0 means %d × Refresh), got %v", defaultStaleRefreshes, s.ttl)
 	case s.ttl == 0:
-		s.ttl = DefaultStaleRefreshes * s.refresh
+		s.ttl = defaultStaleRefreshes * s.refresh
 	case s.refresh > 0 && s.ttl < s.refresh:
 		add("TTL must be at least Refresh (a live process would drop out between its reports), got TTL %v with Refresh %v",
 			s.ttl, s.refresh)
@@ -160,9 +160,9 @@ func (c Config) settings() (settings, error) {
 	}
 	switch {
 	case math.IsNaN(s.fraction) || s.fraction < 0 || s.fraction >= 1:
-		add("Fraction must lie in [0, 1) (0 means the default %v), got %v", DefaultFraction, s.fraction)
+		add("Fraction must lie in [0, 1) (0 means the default %v), got %v", defaultFraction, s.fraction)
 	case s.fraction == 0:
-		s.fraction = DefaultFraction
+		s.fraction = defaultFraction
 	}
 	if s.clock == nil {
 		s.clock = clockwork.NewRealClock()

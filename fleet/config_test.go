@@ -17,9 +17,9 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultNamespace, s.namespace)
 	assert.NotEmpty(t, s.process)
-	assert.Equal(t, DefaultRefresh, s.refresh)
+	assert.Equal(t, defaultRefresh, s.refresh)
 	assert.Equal(t, 3*time.Second, s.ttl)
-	assert.Equal(t, DefaultFraction, s.fraction)
+	assert.Equal(t, defaultFraction, s.fraction)
 	assert.Equal(t, 2*time.Second, s.hold())
 }
 
@@ -40,12 +40,12 @@ func TestConfigRefusesImpossibleValues(t *testing.T) {
 
 // The quorum is a strict majority of the processes seen, never below two.
 func TestNeed(t *testing.T) {
-	s := settings{fraction: DefaultFraction}
+	s := settings{fraction: defaultFraction}
 	for seen, want := range map[int]int{0: 2, 1: 2, 2: 2, 3: 2, 4: 3, 5: 3, 10: 6, 200: 101} {
 		assert.Equal(t, want, s.need(seen), "seen %d", seen)
 	}
 	s.quorum = 1
-	assert.Equal(t, MinQuorum, s.need(10))
+	assert.Equal(t, minQuorum, s.need(10))
 	s.quorum = 7
 	assert.Equal(t, 7, s.need(3))
 }

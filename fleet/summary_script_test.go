@@ -70,7 +70,7 @@ func TestCount(t *testing.T) {
 	rdb := testClient(t)
 	k := keysOf(namespace(t), dep)
 	now := time.UnixMilli(1_000_000)
-	s := settings{ttl: 3 * time.Second, fraction: DefaultFraction}
+	s := settings{ttl: 3 * time.Second, fraction: defaultFraction}
 	for _, r := range []struct {
 		process string
 		state   byte
@@ -114,7 +114,7 @@ func TestCount(t *testing.T) {
 func TestReportIsItsLatestStateAndTime(t *testing.T) {
 	rdb := testClient(t)
 	k := keysOf(namespace(t), dep)
-	s := settings{ttl: 3 * time.Second, fraction: DefaultFraction}
+	s := settings{ttl: 3 * time.Second, fraction: defaultFraction}
 	ctx := context.Background()
 	at := time.UnixMilli(1764586800000)
 	for _, state := range []byte{reportOpen, reportFollowing, reportClosed, reportOpen, reportFollowing} {
@@ -144,7 +144,7 @@ func TestReportIsItsLatestStateAndTime(t *testing.T) {
 func TestSummaryAgreesWithTally(t *testing.T) {
 	rdb := testClient(t)
 	ns := namespace(t)
-	s := settings{ttl: 3 * time.Second, fraction: DefaultFraction}
+	s := settings{ttl: 3 * time.Second, fraction: defaultFraction}
 	rng := rand.New(rand.NewPCG(34, 1))
 	states := []byte{reportOpen, reportClosed, reportFollowing}
 	for trial := range 40 {
@@ -180,7 +180,7 @@ func TestSummaryAgreesWithTally(t *testing.T) {
 func TestSummaryForgetsAStoppedProcess(t *testing.T) {
 	rdb := testClient(t)
 	k := keysOf(namespace(t), dep)
-	s := settings{ttl: 3 * time.Second, fraction: DefaultFraction}
+	s := settings{ttl: 3 * time.Second, fraction: defaultFraction}
 	t0 := time.UnixMilli(1_000_000)
 	for _, p := range []string{"a", "b", "crashed"} {
 		summarize(t, rdb, &s, k, reportOf(p, reportOpen, t0))

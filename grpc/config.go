@@ -23,13 +23,13 @@ import (
 // Defaults of the scope registry, for the zero values of Config.MaxScopes and
 // Config.IdleAfter: the registry's own (see docs/registry.md).
 const (
-	// DefaultMaxScopes is the most scopes a client keeps state for: 1024,
+	// defaultMaxScopes is the most scopes a client keeps state for: 1024,
 	// room for every target (and method with a scope of its own) a service
 	// calls, while bounding what targets built from user input can cost.
-	DefaultMaxScopes = registry.DefaultMaxKeys
-	// DefaultIdleAfter is how long a scope goes unused before its state may
+	defaultMaxScopes = registry.DefaultMaxKeys
+	// defaultIdleAfter is how long a scope goes unused before its state may
 	// be evicted: 10 minutes.
-	DefaultIdleAfter = registry.DefaultIdleAfter
+	defaultIdleAfter = registry.DefaultIdleAfter
 )
 
 // Config configures a [Client]. Its zero value runs every RPC through the
@@ -85,12 +85,12 @@ type Config struct {
 	// stops, breaker and budget are in its metrics, from this one field.
 	Observer health.Observer
 	// MaxScopes is the most scopes whose state is kept at once; a new scope
-	// beyond it evicts the one used longest ago. Zero means DefaultMaxScopes
-	// (1024); negative is refused.
+	// beyond it evicts the one used longest ago. Zero means 1024; negative
+	// is refused.
 	MaxScopes int
 	// IdleAfter is how long a scope may go unused before its state is
-	// evicted at the next insertion of a new scope. Zero means
-	// DefaultIdleAfter (10 min); negative is refused.
+	// evicted at the next insertion of a new scope. Zero means 10 min;
+	// negative is refused.
 	IdleAfter time.Duration
 	// Clock is the clock of every scope's pipelines and state, and of the
 	// registry of scopes. Nil means real time.
@@ -152,10 +152,10 @@ func (c Config) Validate() error {
 		bad("Observer is a nil %T: pass nil for none, or one that exists", c.Observer)
 	}
 	if c.MaxScopes < 0 {
-		bad("MaxScopes must not be negative (0 means the default %d), got %d", DefaultMaxScopes, c.MaxScopes)
+		bad("MaxScopes must not be negative (0 means the default %d), got %d", defaultMaxScopes, c.MaxScopes)
 	}
 	if c.IdleAfter < 0 {
-		bad("IdleAfter must not be negative (0 means the default %v), got %v", DefaultIdleAfter, c.IdleAfter)
+		bad("IdleAfter must not be negative (0 means the default %v), got %v", defaultIdleAfter, c.IdleAfter)
 	}
 	if c.Standard.Name != "" {
 		bad("Standard.Name must be empty: each scope's pipeline is named after its key, got %q", c.Standard.Name)

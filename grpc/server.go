@@ -21,14 +21,15 @@ import (
 	"github.com/resilience-go/pipeline/internal/nilness"
 )
 
-// DefaultPushback is the longest pause a refusal that carries no hint of its
+// defaultPushback is the longest pause a refusal that carries no hint of its
 // own (a bulkhead's) asks the client for: 100 ms, a few times the latency of
 // a typical RPC, so that slots taken when the refusal was made have freed up.
-// Each such refusal asks for a pause drawn from [DefaultPushback/2,
-// DefaultPushback], so that the clients refused by one burst do not all
-// come back at once. (HTTP's shed answers 1 s, the least a Retry-After can
-// say; gRPC's pushback counts milliseconds.)
-const DefaultPushback = 100 * time.Millisecond
+// Each such refusal asks for a pause drawn from [Pushback/2, Pushback]
+// (ShedConfig.Pushback; 50 to 100 ms by default), so that the clients
+// refused by one burst do not all come back at once. (HTTP's shed answers
+// 1 s, the least a Retry-After can say; gRPC's pushback counts
+// milliseconds.)
+const defaultPushback = 100 * time.Millisecond
 
 // Served is the result type of the pipeline a [Shedder] runs each RPC
 // through: nothing, since the handler answers the RPC itself. Stages of your
@@ -59,7 +60,7 @@ type ShedConfig struct {
 	// for, in the grpc-retry-pushback-ms trailer (gRFC A6); each asks for
 	// one drawn uniformly from [Pushback/2, Pushback], to the millisecond. A
 	// refusal with a hint (an adaptive limit's median latency, a rate limit's
-	// next token) asks for the hint. Zero means DefaultPushback (100 ms);
+	// next token) asks for the hint. Zero means 100 ms;
 	// negative asks clients not to retry at all (the trailer is -1).
 	Pushback time.Duration
 	// Exempt, if not nil, names the methods (full names,
@@ -179,7 +180,7 @@ func NewShedder(cfg ShedConfig) (*Shedder, error) {
 		s.code = codes.ResourceExhausted
 	}
 	if s.pushback == 0 {
-		s.pushback = DefaultPushback
+		s.pushback = defaultPushback
 	}
 	if s.rand == nil {
 		s.rand = globalSource{}

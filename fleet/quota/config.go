@@ -25,21 +25,21 @@ import (
 // The defaults and limits of Config, each default the meaning of its
 // field's zero value.
 const (
-	// DefaultBurstWindow sets the default burst: a zero
+	// defaultBurstWindow sets the default burst: a zero
 	// Config.Burst means the tokens Rate earns in this long, rounded up,
 	// and at least 1 (as ratelimit.DefaultBurstWindow).
-	DefaultBurstWindow = 100 * time.Millisecond
-	// DefaultLeaseDivisor sets the default lease: a zero Config.Lease
-	// means Rate / DefaultLeaseDivisor tokens, rounded up, at least 1 and at
+	defaultBurstWindow = 100 * time.Millisecond
+	// defaultLeaseDivisor sets the default lease: a zero Config.Lease
+	// means Rate / defaultLeaseDivisor tokens, rounded up, at least 1 and at
 	// most Burst. Every fetch but the starved ones takes a full lease, so the
-	// whole fleet makes about DefaultLeaseDivisor fetches a second at full
+	// whole fleet makes about defaultLeaseDivisor fetches a second at full
 	// use, whatever its size, and each process holds at most a hundredth of
 	// a second of the fleet's rate unused.
-	DefaultLeaseDivisor = 100
-	// DefaultTimeout is how long one fetch waits on Redis when
+	defaultLeaseDivisor = 100
+	// defaultTimeout is how long one fetch waits on Redis when
 	// Config.Timeout is 0: a Redis round trip takes about a
 	// millisecond, and the call path never waits on a fetch anyway.
-	DefaultTimeout = 100 * time.Millisecond
+	defaultTimeout = 100 * time.Millisecond
 	// ProbeTimeouts is how many Timeouts apart a degraded quota tries Redis
 	// again, and the longest an idle quota goes without fetching (a fetch of
 	// no tokens, to be counted as seen): a second by default.
@@ -49,9 +49,9 @@ const (
 	// process that misses two fetches (a GC pause, a slow Redis) still
 	// counts.
 	SeenProbes = 3
-	// MaxRate is the highest Config.Rate: the script times tokens
+	// maxRate is the highest Config.Rate: the script times tokens
 	// in microseconds.
-	MaxRate = 1e6
+	maxRate = 1e6
 )
 
 // Config configures a Quota. The zero value of each field but Redis,
@@ -74,14 +74,14 @@ type Config struct {
 	// (pipeline.StopError.Name).
 	Name string
 	// Rate is how many calls a second the whole fleet may make, together.
-	// Required: positive, finite and at most MaxRate.
+	// Required: positive, finite and at most 1e6.
 	Rate float64
 	// Burst is how many calls the whole fleet may make at once after a
-	// quiet spell. 0 means the tokens Rate earns in DefaultBurstWindow,
+	// quiet spell. 0 means the tokens Rate earns in 100 ms,
 	// rounded up, and at least 1; it must not be negative.
 	Burst int
 	// Lease is how many tokens one fetch asks Redis for: the most this
-	// process holds unused. 0 means Rate/DefaultLeaseDivisor, rounded up, at
+	// process holds unused. 0 means Rate/100, rounded up, at
 	// least 1 and at most Burst. It must not be negative nor above Burst.
 	Lease int
 	// Processes is how many processes share the quota, used only while
@@ -99,7 +99,7 @@ type Config struct {
 	// "host-1234-1". Two Quotas with the same Process count as one.
 	Process string
 	// Timeout bounds each fetch from Redis, and the give-back of Close. 0
-	// means DefaultTimeout. A degraded quota tries Redis again every
+	// means 100 ms. A degraded quota tries Redis again every
 	// ProbeTimeouts × Timeout.
 	Timeout time.Duration
 	// MaxWait is how long a call through the quota's stage ([Guard])
@@ -181,23 +181,23 @@ func (c Config) settings() (settings, error) {
 	case strings.ContainsAny(s.name, "{}"):
 		add("Name must not contain '{' or '}' (they would break the key's hash tag), got %q", s.name)
 	}
-	rateOK := !math.IsNaN(s.rate) && s.rate > 0 && s.rate <= MaxRate
+	rateOK := !math.IsNaN(s.rate) && s.rate > 0 && s.rate <= maxRate
 	if !rateOK {
-		add("Rate must be positive and at most %g calls a second, got %v", float64(MaxRate), s.rate)
+		add("Rate must be positive and at most %g calls a second, got %v", float64(maxRate), s.rate)
 	}
 	switch {
 	case s.burst < 0:
-		add("Burst must not be negative (0 means the tokens of %v), got %d", DefaultBurstWindow, s.burst)
+		add("Burst must not be negative (0 means the tokens of %v), got %d", defaultBurstWindow, s.burst)
 	case s.burst == 0 && rateOK:
-		s.burst = max(1, int64(math.Ceil(s.rate*DefaultBurstWindow.Seconds())))
+		s.burst = max(1, int64(math.Ceil(s.rate*defaultBurstWindow.Seconds())))
 	case s.burst > 1<<40:
 		add("Burst must be at most %d, got %d", int64(1<<40), s.burst)
 	}
 	switch {
 	case s.lease < 0:
-		add("Lease must not be negative (0 means Rate/%d), got %d", DefaultLeaseDivisor, s.lease)
+		add("Lease must not be negative (0 means Rate/%d), got %d", defaultLeaseDivisor, s.lease)
 	case s.lease == 0 && rateOK && s.burst > 0:
-		s.lease = min(s.burst, max(1, int64(math.Ceil(s.rate/DefaultLeaseDivisor))))
+		s.lease = min(s.burst, max(1, int64(math.Ceil(s.rate/defaultLeaseDivisor))))
 	case s.burst > 0 && s.lease > s.burst:
 		add("Lease must be at most Burst (a fetch can never get more), got Lease %d with Burst %d", s.lease, s.burst)
 	}
@@ -213,9 +213,9 @@ func (c Config) settings() (settings, error) {
 	}
 	switch {
 	case s.timeout < 0:
-		add("Timeout must not be negative (0 means the default %v), got %v", DefaultTimeout, s.timeout)
+		add("Timeout must not be negative (0 means the default %v), got %v", defaultTimeout, s.timeout)
 	case s.timeout == 0:
-		s.timeout = DefaultTimeout
+		s.timeout = defaultTimeout
 	case s.timeout > fleet.MaxDuration/ProbeTimeouts:
 		add("Timeout must be at most %v, got %v", fleet.MaxDuration/ProbeTimeouts, s.timeout)
 	}

@@ -20,7 +20,7 @@ func TestQuotaConfigDefaults(t *testing.T) {
 	assert.Equal(t, fleet.DefaultNamespace, s.namespace)
 	assert.Equal(t, int64(2), s.burst, "a tenth of a second of 16.7/s, rounded up")
 	assert.Equal(t, int64(1), s.lease)
-	assert.Equal(t, DefaultTimeout, s.timeout)
+	assert.Equal(t, defaultTimeout, s.timeout)
 	assert.NotNil(t, s.clock)
 
 	s, err = Config{Redis: rdb, Name: "partner", Rate: 2000, Processes: 4}.settings()

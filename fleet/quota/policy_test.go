@@ -107,12 +107,12 @@ func BenchmarkQuotaGuard(b *testing.B) {
 	}
 	b.Run("admitted", func(b *testing.B) {
 		c := newClient(b, addr, Config{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
-			Rate: MaxRate, Burst: 1 << 40, Lease: 1 << 40, Processes: 1})
+			Rate: maxRate, Burst: 1 << 40, Lease: 1 << 40, Processes: 1})
 		run(b, c.q, true)
 	})
 	b.Run("refused", func(b *testing.B) {
 		c := newClient(b, addr, Config{Namespace: fmt.Sprintf("bench-%d-%d", os.Getpid(), spaces.Add(1)),
-			Rate: MaxRate, Processes: 1})
+			Rate: maxRate, Processes: 1})
 		c.q.Close()
 		run(b, c.q, false)
 	})

@@ -78,18 +78,18 @@ func (s Situation) String() string {
 
 // The defaults of Config, each the meaning of its zero value.
 const (
-	// DefaultProcesses is the size of the fleet.
-	DefaultProcesses = 200
-	// DefaultRate is the calls a second each process makes.
-	DefaultRate = 2.0
-	// DefaultDuration is the length of a run: long enough for the breakers
+	// defaultProcesses is the size of the fleet.
+	defaultProcesses = 200
+	// defaultRate is the calls a second each process makes.
+	defaultRate = 2.0
+	// defaultDuration is the length of a run: long enough for the breakers
 	// that broke twice during the fault to recover after it (the last
 	// wrongly refused call of seed 1 is offered at 81 s).
-	DefaultDuration = 90 * time.Second
-	// DefaultFaultFrom and DefaultFaultTo bound the fault: 30 s healthy
+	defaultDuration = 90 * time.Second
+	// defaultFaultFrom and defaultFaultTo bound the fault: 30 s healthy
 	// (the breakers measure their normals), then 20 s of fault.
-	DefaultFaultFrom = 30 * time.Second
-	DefaultFaultTo   = 50 * time.Second
+	defaultFaultFrom = 30 * time.Second
+	defaultFaultTo   = 50 * time.Second
 )
 
 // Config is one run: a fleet, a strategy and a situation.
@@ -106,20 +106,20 @@ type Config struct {
 	Strategy Strategy
 	// Situation is what fails during Fault.
 	Situation Situation
-	// Processes is the size of the fleet; 0 means DefaultProcesses. In the
+	// Processes is the size of the fleet; 0 means 200. In the
 	// sick-process situation, process 0 is the sick one.
 	Processes int
 	// Rate is the calls a second each process makes, at a constant rate
-	// from its own random phase; 0 means DefaultRate.
+	// from its own random phase; 0 means 2.
 	Rate float64
 	// Rates, when not nil, gives each process its own constant rate instead
 	// of Rate, for an uneven load: process i makes Rates[i % len(Rates)]
 	// calls a second.
 	Rates []float64
-	// Duration is how long the run lasts; 0 means DefaultDuration.
+	// Duration is how long the run lasts; 0 means 90 s.
 	Duration time.Duration
 	// Fault is when the situation's failure lasts; the zero value means
-	// DefaultFaultFrom to DefaultFaultTo. Its To must not be 0.
+	// 30 s to 50 s. Its To must not be 0.
 	Fault simulation.Interval
 	// Dependency is the dependency while it serves; nil means
 	// simulation.Healthy{} (20 ms median, 100 ms p99). During the fault a
@@ -179,13 +179,13 @@ func (c Config) settings() (settings, error) {
 		c.Name = c.Situation.String()
 	}
 	if c.Processes == 0 {
-		c.Processes = DefaultProcesses
+		c.Processes = defaultProcesses
 	}
 	if c.Processes < 2 {
 		add("Processes must be at least 2, got %d", c.Processes)
 	}
 	if c.Rate == 0 {
-		c.Rate = DefaultRate
+		c.Rate = defaultRate
 	}
 	if !(c.Rate > 0 && c.Rate <= 1000) {
 		add("Rate must lie in (0, 1000] calls a second, got %v", c.Rate)
@@ -196,13 +196,13 @@ func (c Config) settings() (settings, error) {
 		}
 	}
 	if c.Duration == 0 {
-		c.Duration = DefaultDuration
+		c.Duration = defaultDuration
 	}
 	if c.Duration < 0 {
 		add("Duration must not be negative, got %v", c.Duration)
 	}
 	if c.Fault == (simulation.Interval{}) {
-		c.Fault = simulation.Interval{From: DefaultFaultFrom, To: DefaultFaultTo}
+		c.Fault = simulation.Interval{From: defaultFaultFrom, To: defaultFaultTo}
 	}
 	if c.Fault.From < 0 || c.Fault.To <= c.Fault.From {
 		add("Fault must start at 0 or later and end after it starts, got [%v, %v)", c.Fault.From, c.Fault.To)

@@ -102,7 +102,7 @@ func everyStrategy(c Config) []Config {
 }
 
 // RunFailures runs every run of every failure with seed and a fleet of
-// processes (0 means DefaultProcesses), in the order of Failures.
+// processes (0 means 200), in the order of Failures.
 func RunFailures(seed uint64, processes int) ([]*Report, error) {
 	var rs []*Report
 	for _, f := range Failures {

@@ -46,14 +46,14 @@ func find(t *testing.T, rs []*Report, name, label string) *Report {
 func TestZoneOutageOpensNoHealthyProcessUnderTheDefaultFraction(t *testing.T) {
 	rs := failureReports(t)
 	zone := 0
-	for i := range DefaultProcesses {
+	for i := range defaultProcesses {
 		if find(t, rs, "zone", "quorum").Reached(i) {
 			zone++
 		}
 	}
 	require.Equal(t, 67, zone)
-	require.Greater(t, quorum.Need(DefaultProcesses, 0, quorum.DefaultFraction), zone, "the default quorum is out of the zone's reach")
-	require.LessOrEqual(t, quorum.Need(DefaultProcesses, 0, 0.25), zone, "a quarter is within it")
+	require.Greater(t, quorum.Need(defaultProcesses, 0, quorum.DefaultFraction), zone, "the default quorum is out of the zone's reach")
+	require.LessOrEqual(t, quorum.Need(defaultProcesses, 0, 0.25), zone, "a quarter is within it")
 
 	ind, q := find(t, rs, "zone", "independent"), find(t, rs, "zone", "quorum")
 	_, stopped := q.spared()
@@ -111,7 +111,7 @@ func TestFailureCharts(t *testing.T) {
 	for _, f := range Failures {
 		c, ok := f.Chart(rs)
 		require.True(t, ok, f.Name)
-		assert.Equal(t, DefaultDuration.Seconds(), c.End, f.Name)
+		assert.Equal(t, defaultDuration.Seconds(), c.End, f.Name)
 		assert.Equal(t, bands[f.Name], c.Bands, f.Name)
 		assert.Len(t, c.Lines, len(f.Runs), f.Name)
 		var b bytes.Buffer

@@ -75,8 +75,8 @@ func TestAbsentRedisLeavesEachProcessOnItsOwn(t *testing.T) {
 	ind, absent := find(t, rs, "absent-redis", "independent"), find(t, rs, "absent-redis", "quorum, Redis absent")
 	assert.Equal(t, ind.Seconds[:40], absent.Seconds[:40], "the same calls until Redis returns")
 	assert.NotEqual(t, ind.Seconds, absent.Seconds, "then the quorum")
-	assert.Equal(t, 20*DefaultProcesses, absent.FailedRounds)
-	assert.Equal(t, DefaultProcesses, absent.Degraded)
+	assert.Equal(t, 20*defaultProcesses, absent.FailedRounds)
+	assert.Equal(t, defaultProcesses, absent.Degraded)
 	assert.LessOrEqual(t, absent.Totals().Doomed, ind.Totals().Doomed, "no worse than independent")
 
 	open, ok := ind.TimeToOpen(1, true)

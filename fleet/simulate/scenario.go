@@ -16,7 +16,7 @@ var UnevenRates = []float64{2, 1, 0.5, 0.25}
 type Case struct {
 	Name      string
 	Situation Situation
-	Rates     []float64 // nil: every process at DefaultRate
+	Rates     []float64 // nil: every process at 2 a second
 }
 
 // Cases are the scenario's situations: a fleet-wide outage and one sick
@@ -28,7 +28,7 @@ var Cases = []Case{
 }
 
 // Scenario runs every strategy in every case with seed, a fleet of
-// processes (0 means DefaultProcesses) and the other settings at their
+// processes (0 means 200) and the other settings at their
 // defaults: case by case, strategies in the order of Strategies.
 func Scenario(seed uint64, processes int) ([]*Report, error) {
 	var rs []*Report

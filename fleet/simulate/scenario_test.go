@@ -145,7 +145,7 @@ func TestChartsShadeTheFaultOverTheRun(t *testing.T) {
 	charts := Charts(reports(t))
 	require.Len(t, charts, 2*len(Cases))
 	for _, c := range charts {
-		assert.Equal(t, DefaultDuration.Seconds(), c.End, c.Title)
+		assert.Equal(t, defaultDuration.Seconds(), c.End, c.Title)
 		name := "outage 30-50 s"
 		if strings.HasPrefix(c.Title, "sick-process") {
 			name = "sick process 30-50 s"

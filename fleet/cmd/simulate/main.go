@@ -41,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Uint64("seed", simulation.DefaultSeed, "the seed of every random draw")
-	processes := fs.Int("processes", simulate.DefaultProcesses, "the size of the fleet")
+	processes := fs.Int("processes", 0, "the size of the fleet (0: the simulation's, 200)")
 	out := fs.String("out", "simulation-out", "the directory the SVG charts are written to (empty: no charts)")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -32,8 +32,8 @@ const (
 	Following byte = 'f'
 )
 
-// The fleet's defaults (fleet.DefaultRefresh, DefaultStaleRefreshes and
-// DefaultFraction are these), here so that the simulation runs with them.
+// The fleet's defaults (fleet.Config's zero Refresh, TTL and Fraction
+// stand for these), here so that the simulation runs with them.
 const (
 	// DefaultRefresh is how often a process publishes and reads the fleet's
 	// view.
