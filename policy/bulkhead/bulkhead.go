@@ -200,33 +200,25 @@ func (b *Bulkhead) take(l criticality.Level, t string) (inFlight int, ok bool) {
 // ran out); or pipeline.Interrupted's if ctx ended first. Every slot taken
 // must be given back with [Bulkhead.Release], once, with ctx.
 func (b *Bulkhead) Acquire(ctx context.Context) error {
-	_, _, err := b.acquire(ctx)
-	return err
-}
-
-// acquire is Acquire, which also says how many calls were inside once it got
-// its slot (0 if it got none) and, for a call that queued, how long it waited
-// (-1 for a call that did not queue).
-func (b *Bulkhead) acquire(ctx context.Context) (inFlight int, waited time.Duration, err error) {
-	l, t := criticality.From(ctx), b.tenantOf(ctx)
-	if n, ok := b.try(l, t); ok {
-		return n, -1, nil
+	if _, stop := (*gate)(b).Admit(ctx, pipeline.Events{}); stop != nil {
+		return stop
 	}
-	return b.wait(ctx, l, t)
+	return nil
 }
 
-// wait is acquire for a call of level l and tenant t that found no slot
-// free: it takes one freed since, or queues for one.
-func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inFlight int, waited time.Duration, err error) {
+// wait is Acquire for a call of level l and tenant t that found no slot
+// free: it takes one freed since, or queues for one. It returns how long
+// the call queued (-1 if it did not) and the error Acquire returns.
+func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (waited time.Duration, err *pipeline.StopError) {
 	b.mu.Lock()
-	if n, ok := b.take(l, t); ok { // a slot was freed since
+	if _, ok := b.take(l, t); ok { // a slot was freed since
 		b.mu.Unlock()
-		return n, -1, nil
+		return -1, nil
 	}
 	if b.queue.Len() >= b.maxQueue && !b.displace(l) {
 		b.refuse(l, t)
 		b.mu.Unlock()
-		return 0, -1, b.refused
+		return -1, b.refused
 	}
 	w := b.waiters.Get().(*waiter)
 	w.level, w.tenant = l, t
@@ -246,7 +238,7 @@ func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inF
 		defer t.Stop()
 		expired = t.C
 	}
-	var stop error
+	var stop *pipeline.StopError
 	select {
 	case <-w.ready:
 	case <-expired:
@@ -266,10 +258,9 @@ func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inF
 			<-w.ready
 		}
 	case stop == nil: // the slot was handed over
-		inFlight = b.inUse
 	case w.granted && stop == b.refused: // handed over as the wait ran out: take it
 		<-w.ready
-		stop, inFlight = nil, b.inUse
+		stop = nil
 	case w.granted: // handed over as ctx ended: the caller is gone, pass it on
 		<-w.ready
 		b.release(l, t)
@@ -282,7 +273,7 @@ func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (inF
 	b.mu.Unlock()
 	w.granted, w.displaced, w.tenant = false, false, ""
 	b.waiters.Put(w)
-	return inFlight, b.elapsed.Read() - start, stop
+	return b.elapsed.Read() - start, stop
 }
 
 // Release gives back a slot taken by [Bulkhead.TryAcquire] or

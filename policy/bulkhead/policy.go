@@ -49,16 +49,17 @@ type gate Bulkhead
 func (g *gate) Stage() pipeline.StageInfo { return (*Bulkhead)(g).Stage() }
 
 // Admit takes a slot for the call of ctx, or queues for one, and reports a
-// wait.
+// wait. It is [Bulkhead.Acquire], written here so that the stage, which
+// calls it through pipeline.Gate, pays no call of a wrapper.
 func (g *gate) Admit(ctx context.Context, ev pipeline.Events) (pipeline.Permit, *pipeline.StopError) {
 	b := (*Bulkhead)(g)
 	l, t := criticality.From(ctx), b.tenantOf(ctx)
-	if _, ok := b.try(l, t); ok { // acquire's fast path, without its frame
+	if _, ok := b.try(l, t); ok {
 		return pipeline.Permit{}, nil
 	}
-	_, waited, err := b.wait(ctx, l, t)
-	if err != nil {
-		return pipeline.Permit{}, err.(*pipeline.StopError)
+	waited, stop := b.wait(ctx, l, t)
+	if stop != nil {
+		return pipeline.Permit{}, stop
 	}
 	if waited >= 0 && ev.Observed() {
 		ev.Emit(ctx, pipeline.Waited{Wait: waited})

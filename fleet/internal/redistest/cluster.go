@@ -273,6 +273,22 @@ func (c *Cluster) Failover(replica string) Topology {
 	return tp
 }
 
+// Promote fails master's slot over to replica, its replica (Failover), and
+// checks that the two swapped: replica serves slot and master replicates
+// it. It returns the cluster's topology after, and how long the failover
+// took.
+func (c *Cluster) Promote(replica, master string, slot int) (Topology, time.Duration) {
+	c.t.Helper()
+	asked := time.Now()
+	after := c.Failover(replica)
+	took := time.Since(asked)
+	require.Equal(c.t, replica, after.ShardOf(slot).Master, "the replica serves slot %d", slot)
+	require.Contains(c.t, after.ShardOf(slot).Replicas, master, "its master is its replica now")
+	require.Equal(c.t, "master", c.Role(replica))
+	require.Equal(c.t, "slave", c.Role(master))
+	return after, took
+}
+
 // Restore fails the cluster back to the masters of tp, for the tests that
 // follow, and waits until it has settled so.
 func (c *Cluster) Restore(tp Topology) {
