@@ -56,9 +56,10 @@ type Bulkhead struct {
 	kept  kept // the slots kept for lower levels (Config.Guarantees)
 	// tenants counts each tenant's slots, for Config.TenantShare.
 	tenants tenants
-	// regrowing says that a timer will serve the queue again as the
-	// levels' shares grow back (see recheck).
+	// regrowing says that regrow, a timer, will serve the queue again as
+	// the rules loosen with time (see recheck).
 	regrowing bool
+	regrow    interface{ Stop() bool }
 }
 
 // waiter is a call in the queue.
@@ -270,6 +271,7 @@ func (b *Bulkhead) wait(ctx context.Context, l criticality.Level, t string) (wai
 			b.refuse(l, t)
 		}
 	}
+	b.recheck()
 	b.mu.Unlock()
 	w.granted, w.displaced, w.tenant = false, false, ""
 	b.waiters.Put(w)
@@ -356,7 +358,13 @@ const regrowStep = giveway.Recovery / 10
 // time; it stops once the queue is empty or nothing loosens with time.
 // mu must be held.
 func (b *Bulkhead) recheck() {
-	if b.regrowing || b.queue.Len() == 0 {
+	if b.queue.Len() == 0 { // nobody left to serve: no timer outlives the calls
+		if b.regrowing && b.regrow.Stop() {
+			b.regrowing = false
+		}
+		return
+	}
+	if b.regrowing {
 		return
 	}
 	now := b.elapsed.Read()
@@ -366,9 +374,9 @@ func (b *Bulkhead) recheck() {
 	b.regrowing = true
 	d := regrowStep - now%regrowStep
 	if b.clock != nil {
-		b.clock.AfterFunc(d, b.regrown)
+		b.regrow = b.clock.AfterFunc(d, b.regrown)
 	} else {
-		time.AfterFunc(d, b.regrown)
+		b.regrow = time.AfterFunc(d, b.regrown)
 	}
 }
 
