@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -78,7 +79,7 @@ func TestEvenArrivalsAreWhereTheyHaveAlwaysBeen(t *testing.T) {
 	} {
 		c.Dependency = Healthy{}
 		period := time.Duration(float64(time.Second) / c.Rate)
-		phases := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
+		phases := rand.New(rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamPhase, 0)))
 		want := make([][]time.Duration, c.processes())
 		for i := range want {
 			phase := time.Duration(phases.Float64() * float64(period))

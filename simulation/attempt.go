@@ -29,7 +29,7 @@ func (s *sim) start(id int32) {
 		t, err := p.gate.Admit()
 		if err != nil {
 			s.rec.r.ThrottleRefusals++
-			s.finish(id, p.loop.after(c.attempt, refused, s.clock.Now(), c.deadline))
+			s.finish(id, p.loop.after(c.attempt, refused, s.Clock.Now(), c.deadline))
 			return
 		}
 		c.pass = t
@@ -41,20 +41,20 @@ func (s *sim) start(id int32) {
 			if p.gate != nil {
 				p.gate.Record(c.pass, refused) // counts for nothing: our own refusal
 			}
-			s.finish(id, p.loop.after(c.attempt, refused, s.clock.Now(), c.deadline))
+			s.finish(id, p.loop.after(c.attempt, refused, s.Clock.Now(), c.deadline))
 			return
 		}
 		c.ticket = t
 	}
 	s.tags++
-	c.tag, c.started, c.over = s.tags, s.now, false
+	c.tag, c.started, c.over = s.tags, s.Now, false
 	c.copies, c.running, c.winner, c.last = c.copies[:0], 0, -1, 0
-	delay, armed := p.hedge.armed(s.now)
-	s.rec.attempt(s.now, c.ticket.Probe())
+	delay, armed := p.hedge.armed(s.Now)
+	s.rec.attempt(s.Now, c.ticket.Probe())
 	s.send(id)
 	if armed {
 		c.delay = delay
-		s.q.push(s.now+delay, evHedge, id, c.tag)
+		s.push(s.Now+delay, evHedge, id, c.tag)
 	}
 }
 
@@ -69,11 +69,11 @@ func (s *sim) hedge(id int32) {
 		s.rec.hedgeSkipped()
 		return
 	}
-	s.rec.attempt(s.now, false)
-	s.rec.hedgeSent(s.now, c.delay)
+	s.rec.attempt(s.Now, false)
+	s.rec.hedgeSent(s.Now, c.delay)
 	s.send(id)
 	if len(c.copies) < p.hedge.maxAttempts {
-		s.q.push(s.now+c.delay, evHedge, id, c.tag)
+		s.push(s.Now+c.delay, evHedge, id, c.tag)
 	}
 }
 
@@ -84,21 +84,21 @@ func (s *sim) send(id int32) {
 	c := &s.calls[id]
 	limit := s.cfg.Client.AttemptTimeout
 	if !c.deadline.IsZero() {
-		left := c.deadline.Sub(s.clock.Now())
+		left := c.deadline.Sub(s.Clock.Now())
 		if limit == 0 || left < limit {
 			limit = left
 		}
 	}
-	r := s.dep.Respond(Attempt{At: s.now, Limit: limit, InFlight: s.inFlight, Rand: s.rand, call: c.n, copy: len(c.copies)})
+	r := s.dep.Respond(Attempt{At: s.Now, Limit: limit, InFlight: s.inFlight, Rand: s.rand, call: c.n, copy: len(c.copies)})
 	took, v := max(r.Latency, 0), r.Verdict
 	if limit > 0 && took >= limit {
 		took, v = limit, outcome.Verdict{Kind: outcome.Transient} // our timeout
 	}
 	s.tags++
-	c.copies = append(c.copies, attemptCopy{tag: s.tags, start: s.now, end: s.now + took, verdict: v})
+	c.copies = append(c.copies, attemptCopy{tag: s.tags, start: s.Now, end: s.Now + took, verdict: v})
 	c.running++
 	s.inFlight++
-	s.q.push(s.now+took, evEnd, id, s.tags)
+	s.push(s.Now+took, evEnd, id, s.tags)
 }
 
 // copyTagged returns the index of the copy of c's attempt tagged tag, or -1.
@@ -128,13 +128,13 @@ func (s *sim) end(id int32, tag uint64) {
 	c.last = k
 	if a.verdict.Kind == outcome.OK {
 		a.measured = true
-		h.record(s.now, s.now-a.start)
+		h.record(s.Now, s.Now-a.start)
 	}
 	if c.winner < 0 && hedgerule.Acceptable(a.verdict) {
 		c.winner = k
 		if first := &c.copies[0]; k > 0 && !first.done && !first.measured {
 			first.measured = true
-			h.record(s.now, s.now-first.start)
+			h.record(s.Now, s.Now-first.start)
 		}
 		for i := range c.copies {
 			if !c.copies[i].done {
@@ -166,15 +166,15 @@ func (s *sim) endAttempt(id int32) {
 	if kept > 0 && kept == c.winner {
 		s.rec.hedgeWon()
 	}
-	v, took := c.copies[kept].verdict, s.now-c.started
+	v, took := c.copies[kept].verdict, s.Now-c.started
 	if s.onAttempt != nil {
 		s.onAttempt(c.n, c.copies, kept, took)
 	}
 	var j judgement
 	judged := false
 	if p.judge != nil {
-		if j, judged = p.judge.judge(s.now, v, took, p.breaker); judged {
-			s.rec.judged(s.now, j)
+		if j, judged = p.judge.judge(s.Now, v, took, p.breaker); judged {
+			s.rec.judged(s.Now, j)
 		}
 	}
 	if p.breaker != nil {
@@ -186,9 +186,9 @@ func (s *sim) endAttempt(id int32) {
 	if p.judge != nil && s.onJudged != nil {
 		s.onJudged(j, judged)
 	}
-	st := p.loop.after(c.attempt, v, s.clock.Now(), c.deadline)
+	st := p.loop.after(c.attempt, v, s.Clock.Now(), c.deadline)
 	if !st.served && st.reason == 0 {
-		s.q.push(s.now+st.wait, evStart, id, 0)
+		s.push(s.Now+st.wait, evStart, id, 0)
 		return
 	}
 	s.finish(id, st)

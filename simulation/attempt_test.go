@@ -67,7 +67,7 @@ func simulate(t *testing.T, c hedgeCase, client Client) (*Report, []Attempt, []a
 	}
 	s.schedule()
 	s.run()
-	s.rec.until(max(s.now, s.cfg.Duration))
+	s.rec.until(max(s.Now, s.cfg.Duration))
 	return s.rec.report(), seen, log
 }
 

@@ -212,7 +212,7 @@ func runSimHedging(t *testing.T, c hedgeCase) hedgeTrace {
 	r := s.rec.report()
 	require.Equal(t, r.Offered, len(c.calls))
 	tr.sent, tr.skipped, tr.won = r.HedgesSent, r.HedgesSkipped, r.HedgesWon
-	tr.end = s.now
+	tr.end = s.Now
 	tr.quantile, tr.samples = p.hedge.est.Quantile(p.hedge.est.Now(), c.quantile())
 	tr.tokens = p.budget.Tokens()
 	if p.breaker != nil {

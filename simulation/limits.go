@@ -9,9 +9,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
@@ -109,10 +108,8 @@ type limitCall struct {
 
 // limitSim is one limit run in progress.
 type limitSim struct {
+	engine
 	cfg   LimitConfig
-	clock *clockwork.FakeClock
-	now   time.Duration
-	q     queue
 	dep   Dependency
 	rand  *rand.Rand
 	level *rand.Rand // draws each call's level
@@ -137,24 +134,24 @@ func RunLimit(c LimitConfig) (*LimitReport, error) {
 		return nil, err
 	}
 	s := &limitSim{
-		cfg:   c,
-		clock: clockwork.NewFakeClockAt(epoch),
-		dep:   dep,
-		rand:  rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
-		level: rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamLevel, 0))),
-		rep:   &LimitReport{Name: c.Name, Seed: c.Seed, Rate: c.Rate, Duration: c.Duration, Faults: faultsOf(c.Dependency)},
+		engine: engine{discrete.New[event]()},
+		cfg:    c,
+		dep:    dep,
+		rand:   rand.New(rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamModel, 0))),
+		level:  rand.New(rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamLevel, 0))),
+		rep:    &LimitReport{Name: c.Name, Seed: c.Seed, Rate: c.Rate, Duration: c.Duration, Faults: faultsOf(c.Dependency)},
 	}
 	switch {
 	case c.Bulkhead != nil:
 		cfg := *c.Bulkhead
-		cfg.Clock = s.clock
+		cfg.Clock = s.Clock
 		if s.bh, err = bulkhead.New(cfg); err != nil {
 			return nil, err
 		}
 		s.rep.Limiter = fmt.Sprintf("bulkhead of %d", cfg.MaxConcurrent)
 	case c.Adaptive != nil:
 		cfg := *c.Adaptive
-		cfg.Clock = s.clock
+		cfg.Clock = s.Clock
 		if s.al, err = adaptive.New(cfg); err != nil {
 			return nil, err
 		}
@@ -165,20 +162,20 @@ func RunLimit(c LimitConfig) (*LimitReport, error) {
 	for l := range s.ctx {
 		s.ctx[l] = criticality.With(context.Background(), criticality.Level(l))
 	}
-	phase := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
+	phase := rand.New(rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamPhase, 0)))
 	period := time.Duration(float64(time.Second) / c.Rate)
-	s.q.push(time.Duration(phase.Int64N(int64(period))), evArrive, 0, 0)
+	s.push(time.Duration(phase.Int64N(int64(period))), evArrive, 0, 0)
 	for {
-		e, ok := s.q.pop()
+		e, ok := s.Next(nil)
 		if !ok {
 			break
 		}
-		s.advance(e.at)
+		s.settle()
 		switch e.kind {
 		case evArrive:
 			s.arrive()
 			if next := e.at + period; next < c.Duration {
-				s.q.push(next, evArrive, 0, 0)
+				s.push(next, evArrive, 0, 0)
 			}
 		case evEnd:
 			s.end(int(e.id))
@@ -188,12 +185,9 @@ func RunLimit(c LimitConfig) (*LimitReport, error) {
 	return s.rep, nil
 }
 
-// advance moves the run's clock to at, and lets the dependency finish what
-// ends by then.
-func (s *limitSim) advance(at time.Duration) {
-	s.clock.Advance(at - s.now)
-	s.now = at
-	for len(s.held) > 0 && s.held[0] <= at {
+// settle lets the dependency finish what ends by now.
+func (s *limitSim) settle() {
+	for len(s.held) > 0 && s.held[0] <= s.Now {
 		heap.Pop(&s.held)
 	}
 }
@@ -201,9 +195,9 @@ func (s *limitSim) advance(at time.Duration) {
 // arrive offers a call: the limit takes it or refuses it, and the dependency
 // answers it.
 func (s *limitSim) arrive() {
-	sec := s.rep.second(s.now)
+	sec := s.rep.second(s.Now)
 	sec.Offered++
-	c := limitCall{offered: s.now}
+	c := limitCall{offered: s.Now}
 	if s.cfg.Critical > 0 {
 		c.level = criticality.Sheddable
 		if s.level.Float64() < s.cfg.Critical {
@@ -229,8 +223,8 @@ func (s *limitSim) arrive() {
 		}
 		c.ticket = t
 	}
-	r := s.dep.Respond(Attempt{At: s.now, Limit: s.cfg.Timeout, InFlight: len(s.held), Rand: s.rand})
-	heap.Push(&s.held, s.now+r.Latency)
+	r := s.dep.Respond(Attempt{At: s.Now, Limit: s.cfg.Timeout, InFlight: len(s.held), Rand: s.rand})
+	heap.Push(&s.held, s.Now+r.Latency)
 	sec.Held = max(sec.Held, len(s.held))
 	took := r.Latency
 	c.verdict = r.Verdict
@@ -239,7 +233,7 @@ func (s *limitSim) arrive() {
 		c.verdict = outcome.Verdict{Kind: outcome.Transient}
 	}
 	s.calls = append(s.calls, c)
-	s.q.push(s.now+took, evEnd, int32(len(s.calls)-1), 0)
+	s.push(s.Now+took, evEnd, int32(len(s.calls)-1), 0)
 }
 
 // ctxOf is the context of the calls of level l: marked with it, unless the
@@ -270,14 +264,14 @@ func (s *limitSim) end(i int) {
 		sec.Served++
 		sec.LevelServed[c.level]++
 		lv.Served++
-		s.rep.latencies = append(s.rep.latencies, s.now-c.offered)
-		lv.latencies = append(lv.latencies, s.now-c.offered)
-		s.rep.perSecond(c.offered, s.now-c.offered)
+		s.rep.latencies = append(s.rep.latencies, s.Now-c.offered)
+		lv.latencies = append(lv.latencies, s.Now-c.offered)
+		s.rep.perSecond(c.offered, s.Now-c.offered)
 	default:
 		sec.Failed++
 		lv.Failed++
 	}
 	if s.al != nil {
-		s.rep.second(s.now).Limit = s.al.Limit()
+		s.rep.second(s.Now).Limit = s.al.Limit()
 	}
 }

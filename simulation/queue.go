@@ -3,7 +3,7 @@ package simulation
 import (
 	"time"
 
-	"github.com/resilience-go/pipeline/internal/events"
+	"github.com/resilience-go/pipeline/internal/discrete"
 )
 
 // kind is what an event does.
@@ -30,16 +30,10 @@ type event struct {
 	kind kind
 }
 
-// queue is the run's pending events (see events.Queue).
-type queue struct{ events.Queue[event] }
+// engine is a run's virtual time and events (see discrete.Engine).
+type engine struct{ discrete.Engine[event] }
 
 // push schedules an event of kind k for id, tagged tag, at time at.
-func (q *queue) push(at time.Duration, k kind, id int32, tag uint64) {
-	q.Push(at, event{at: at, tag: tag, id: id, kind: k})
-}
-
-// pop removes and returns the earliest event; ok is false when none is left.
-func (q *queue) pop() (e event, ok bool) {
-	_, e, ok = q.Pop()
-	return e, ok
+func (g *engine) push(at time.Duration, k kind, id int32, tag uint64) {
+	g.Schedule(at, event{at: at, tag: tag, id: id, kind: k})
 }

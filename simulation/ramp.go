@@ -33,7 +33,7 @@ func (s *sim) sampleRamp(p *process) {
 	if sn.State != breaker.Recovering {
 		return // its ramp has run out: this attempt closes it
 	}
-	i := int(s.now / time.Second)
+	i := int(s.Now / time.Second)
 	for len(s.rec.ramps) <= i {
 		s.rec.ramps = append(s.rec.ramps, rampSum{})
 	}

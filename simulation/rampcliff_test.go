@@ -10,6 +10,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -27,12 +28,12 @@ func withTransitions(t *testing.T, c Config) (*Report, []breaker.Transition) {
 	}
 	s.schedule()
 	s.run()
-	s.rec.until(max(s.now, c.Duration))
+	s.rec.until(max(s.Now, c.Duration))
 	return s.rec.report(), trs
 }
 
 // at returns when tr happened, on the run's time.
-func at(tr breaker.Transition) time.Duration { return tr.At.Sub(epoch) }
+func at(tr breaker.Transition) time.Duration { return tr.At.Sub(discrete.Epoch) }
 
 // failedIn sums the calls offered over the whole seconds in [from, to) that
 // failed.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
@@ -319,12 +320,12 @@ func (rec *recorder) failed(offered time.Duration) {
 func (rec *recorder) onBreakerEvent(e pipeline.Event) {
 	if t, ok := e.(breaker.Transition); ok {
 		if t.From == breaker.HalfOpen {
-			rec.r.Phases = append(rec.r.Phases, PhaseEnd{At: t.At.Sub(epoch), To: t.To, Cause: t.Cause})
+			rec.r.Phases = append(rec.r.Phases, PhaseEnd{At: t.At.Sub(discrete.Epoch), To: t.To, Cause: t.Cause})
 		}
 		switch {
 		case t.To == breaker.Open:
 			if rec.r.BreakerOpens == 0 {
-				rec.r.FirstOpen, rec.r.FirstOpenCause = t.At.Sub(epoch), t.Cause
+				rec.r.FirstOpen, rec.r.FirstOpenCause = t.At.Sub(discrete.Epoch), t.Cause
 			}
 			rec.r.BreakerOpens++
 			if t.From == breaker.Recovering {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/retry"
 )
@@ -127,7 +128,7 @@ func runRealStage(t *testing.T, c loopCase) trace {
 // cutting attempts at the deadline as the simulation does.
 func runLoop(t *testing.T, c loopCase) trace {
 	var tr trace
-	clock := clockwork.NewFakeClockAt(epoch)
+	clock := clockwork.NewFakeClockAt(discrete.Epoch)
 	var b *budget.Budget
 	if c.budget != nil {
 		bc := *c.budget
@@ -140,10 +141,10 @@ func runLoop(t *testing.T, c loopCase) trace {
 	l := newLoop(&r, b, rand.NewPCG(c.seed, c.seed))
 	var deadline time.Time
 	if c.deadline > 0 {
-		deadline = epoch.Add(c.deadline)
+		deadline = discrete.Epoch.Add(c.deadline)
 	}
 	for n := 1; ; n++ {
-		tr.starts = append(tr.starts, clock.Since(epoch))
+		tr.starts = append(tr.starts, clock.Since(discrete.Epoch))
 		a := c.attempt(n)
 		v := a.verdict
 		if a.refused {
@@ -163,7 +164,7 @@ func runLoop(t *testing.T, c loopCase) trace {
 		}
 		tr.delays = append(tr.delays, st.wait)
 	}
-	tr.elapsed = clock.Since(epoch)
+	tr.elapsed = clock.Since(discrete.Epoch)
 	tr.tokens = b.Tokens()
 	return tr
 }

@@ -6,18 +6,13 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/throttle"
 )
-
-// epoch is the wall-clock instant a run's virtual time 0 stands for, on the
-// fake clock that every breaker and budget of the run shares.
-var epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Streams of randomness derived from a run's seed.
 const (
@@ -53,7 +48,7 @@ func Run(c Config) (*Report, error) {
 	}
 	s.schedule()
 	s.run()
-	s.rec.until(max(s.now, c.Duration))
+	s.rec.until(max(s.Now, c.Duration))
 	return s.rec.report(), nil
 }
 
@@ -68,10 +63,10 @@ func newSim(c Config) (*sim, error) {
 		return nil, err
 	}
 	s := &sim{
+		engine:      engine{discrete.New[event]()},
 		cfg:         c,
-		clock:       clockwork.NewFakeClockAt(epoch),
 		dep:         dep,
-		rand:        rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamModel, 0))),
+		rand:        rand.New(rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamModel, 0))),
 		rec:         newRecorder(c, faultsOf(c.Dependency)),
 		rampFigures: rampFigures(c.Client.Breaker),
 	}
@@ -81,21 +76,10 @@ func newSim(c Config) (*sim, error) {
 	return s, nil
 }
 
-// derive returns the second PCG seed word of stream for the index-th process,
-// mixed (SplitMix64's finalizer) so that nearby streams are unrelated.
-func derive(seed, stream, index uint64) uint64 {
-	z := seed ^ stream<<56 ^ index<<8 ^ 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
 // sim is one run in progress.
 type sim struct {
+	engine
 	cfg      Config
-	clock    *clockwork.FakeClock
-	now      time.Duration
-	q        queue
 	dep      Dependency
 	rand     *rand.Rand // the model's
 	procs    []process
@@ -170,29 +154,29 @@ type attemptCopy struct {
 // arrivals the stream of its gaps.
 func (s *sim) startProcesses() error {
 	c := s.cfg
-	phases := rand.New(rand.NewPCG(c.Seed, derive(c.Seed, streamPhase, 0)))
+	phases := rand.New(rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamPhase, 0)))
 	s.procs = make([]process, c.processes())
 	for i := range s.procs {
 		p := &s.procs[i]
 		frac := phases.Float64()
 		p.phase = evenPhase(frac, c.Rate)
-		p.pacer = newPacer(c.Arrivals, frac, rand.NewPCG(c.Seed, derive(c.Seed, streamArrival, uint64(i))))
+		p.pacer = newPacer(c.Arrivals, frac, rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamArrival, uint64(i))))
 		var err error
 		if c.Client.Budget != nil && (c.Client.Retry != nil || c.Client.Hedge != nil) {
 			bc := *c.Client.Budget
-			bc.Clock = s.clock
+			bc.Clock = s.Clock
 			if p.budget, err = budget.New(bc); err != nil {
 				return fmt.Errorf("simulation: Client.Budget: %w", err)
 			}
 		}
-		p.loop = newLoop(c.Client.Retry, p.budget, rand.NewPCG(c.Seed, derive(c.Seed, streamRetry, uint64(i))))
-		if p.judge, err = newJudge(c.Client.SlowJudge, c.Client.Breaker, s.clock); err != nil {
+		p.loop = newLoop(c.Client.Retry, p.budget, rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamRetry, uint64(i))))
+		if p.judge, err = newJudge(c.Client.SlowJudge, c.Client.Breaker, s.Clock); err != nil {
 			return fmt.Errorf("simulation: Client.SlowJudge: %w", err)
 		}
 		if c.Client.Breaker != nil {
 			bc := *c.Client.Breaker
-			bc.Clock = s.clock
-			bc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamBreaker, uint64(i)))
+			bc.Clock = s.Clock
+			bc.Rand = rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamBreaker, uint64(i)))
 			bc.OnEvent = func(_ context.Context, _ pipeline.Source, e pipeline.Event) {
 				s.rec.onBreakerEvent(e)
 				if tr, ok := e.(breaker.Transition); ok {
@@ -206,13 +190,13 @@ func (s *sim) startProcesses() error {
 				return fmt.Errorf("simulation: Client.Breaker: %w", err)
 			}
 		}
-		if p.hedge, err = newHedger(c.Client.Hedge, s.clock, p.breaker, p.budget); err != nil {
+		if p.hedge, err = newHedger(c.Client.Hedge, s.Clock, p.breaker, p.budget); err != nil {
 			return fmt.Errorf("simulation: Client.Hedge: %w", err)
 		}
 		if c.Client.Throttle != nil {
 			tc := *c.Client.Throttle
-			tc.Clock = s.clock
-			tc.Rand = rand.NewPCG(c.Seed, derive(c.Seed, streamThrottle, uint64(i)))
+			tc.Clock = s.Clock
+			tc.Rand = rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamThrottle, uint64(i)))
 			if p.gate, err = throttle.New(tc); err != nil {
 				return fmt.Errorf("simulation: Client.Throttle: %w", err)
 			}
@@ -233,7 +217,7 @@ func (s *sim) schedule() {
 func (s *sim) scheduleArrival(i int32) {
 	p := &s.procs[i]
 	if at, ok := p.pacer.next(&s.cfg, p.phase); ok {
-		s.q.push(at, evArrive, i, 0)
+		s.push(at, evArrive, i, 0)
 	}
 }
 
@@ -242,16 +226,9 @@ func (s *sim) scheduleArrival(i int32) {
 // clock moves to it, so it changes nothing, not even the run's length.
 func (s *sim) run() {
 	for {
-		e, ok := s.q.pop()
+		e, ok := s.Next(s.stale)
 		if !ok {
 			return
-		}
-		if s.stale(e) {
-			continue
-		}
-		if e.at > s.now {
-			s.clock.Advance(e.at - s.now)
-			s.now = e.at
 		}
 		switch e.kind {
 		case evArrive:
@@ -285,13 +262,13 @@ func (s *sim) stale(e event) bool {
 // arrive offers process i's next call and starts its first attempt.
 func (s *sim) arrive(i int32) {
 	s.scheduleArrival(i)
-	s.rec.offer(s.now)
+	s.rec.offer(s.Now)
 	id := s.newCall()
 	c := &s.calls[id]
-	*c = call{proc: i, n: s.offered, offered: s.now, copies: c.copies[:0]}
+	*c = call{proc: i, n: s.offered, offered: s.Now, copies: c.copies[:0]}
 	s.offered++
 	if d := s.cfg.Client.Deadline; d > 0 {
-		c.deadline = s.clock.Now().Add(d)
+		c.deadline = s.Clock.Now().Add(d)
 	}
 	s.start(id)
 }
@@ -312,7 +289,7 @@ func (s *sim) finish(id int32, st step) {
 	c := &s.calls[id]
 	switch {
 	case st.served:
-		s.rec.served(c.offered, s.now-c.offered)
+		s.rec.served(c.offered, s.Now-c.offered)
 	case st.reason == pipeline.DependencyUnavailable:
 		s.rec.refused(c.offered, byBreaker)
 	case st.reason == pipeline.BudgetExhausted:

@@ -141,7 +141,7 @@ func judgedRun(t require.TestingT, c Config) (*Report, []judgement, []bool, [][]
 	}
 	s.schedule()
 	s.run()
-	s.rec.until(max(s.now, c.Duration))
+	s.rec.until(max(s.Now, c.Duration))
 	return s.rec.report(), js, seen, changes
 }
 
@@ -336,7 +336,7 @@ func runUnread(t require.TestingT, c Config) *Report {
 	s.rampFigures = false
 	s.schedule()
 	s.run()
-	s.rec.until(max(s.now, c.Duration))
+	s.rec.until(max(s.Now, c.Duration))
 	return s.rec.report()
 }
 

@@ -3,7 +3,7 @@ package simulate
 import (
 	"time"
 
-	"github.com/resilience-go/pipeline/internal/events"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -47,14 +47,8 @@ type pending struct {
 	took    time.Duration    // how long it takes
 }
 
-// queue is the run's pending events (see events.Queue).
-type queue struct{ events.Queue[event] }
+// engine is a run's virtual time and events (see discrete.Engine).
+type engine struct{ discrete.Engine[event] }
 
 // push schedules e at e.at.
-func (q *queue) push(e event) { q.Push(e.at, e) }
-
-// pop removes and returns the earliest event; ok is false when none is left.
-func (q *queue) pop() (e event, ok bool) {
-	_, e, ok = q.Pop()
-	return e, ok
-}
+func (g *engine) push(e event) { g.Schedule(e.at, e) }

@@ -55,9 +55,9 @@ func (r *run) trip(i int32, pub publication) (ends time.Duration) {
 		r.exchange(i, pub)
 	default:
 		p.pub = pub
-		r.q.push(event{at: r.now + took, kind: evReply, proc: i, slot: p.id})
+		r.push(event{at: r.Now + took, kind: evReply, proc: i, slot: p.id})
 	}
-	return r.now + took
+	return r.Now + took
 }
 
 // roundTrip draws how long a trip starting now takes, and whether it
@@ -68,7 +68,7 @@ func (r *run) roundTrip() (took time.Duration, ok bool) {
 		return 0, true
 	}
 	limit := r.s.timeout()
-	a := r.redis.Respond(simulation.Attempt{At: r.now, Limit: limit, Rand: r.redisRand})
+	a := r.redis.Respond(simulation.Attempt{At: r.Now, Limit: limit, Rand: r.redisRand})
 	if a.Latency > limit {
 		return limit, false
 	}

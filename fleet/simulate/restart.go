@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/simulation"
 )
 
@@ -74,12 +75,12 @@ func (r *run) planRestarts() {
 		return
 	}
 	during := r.s.Restart.During
-	picks := rand.New(rand.NewPCG(r.s.Seed, derive(r.s.Seed, streamRestart, 0))).Perm(r.s.Processes)[:k]
+	picks := rand.New(rand.NewPCG(r.s.Seed, discrete.Derive(r.s.Seed, streamRestart, 0))).Perm(r.s.Processes)[:k]
 	r.rep.Restarts = make([]Restarted, k)
 	for j, i := range picks {
 		at := during.From + time.Duration(j)*(during.To-during.From)/time.Duration(k)
 		r.rep.Restarts[j] = Restarted{Process: i, At: at, Stop: -1}
-		r.q.push(event{at: at, kind: evRestart, proc: int32(i), slot: int32(j)})
+		r.push(event{at: at, kind: evRestart, proc: int32(i), slot: int32(j)})
 	}
 }
 
@@ -98,10 +99,10 @@ func (r *run) restart(i, j int32) {
 		return
 	}
 	// fleet.New starts the loop's ticker, then Watch reads the view once.
-	if next := r.now + r.s.Refresh; next < r.s.Duration {
-		r.q.push(event{at: next, kind: evRound, proc: i, slot: id})
+	if next := r.Now + r.s.Refresh; next < r.s.Duration {
+		r.push(event{at: next, kind: evRound, proc: i, slot: id})
 	}
-	p.from = r.trip(i, publication{at: r.now})
+	p.from = r.trip(i, publication{at: r.Now})
 }
 
 // restartRefused notes that process p's breaker refused a call, the first
@@ -111,7 +112,7 @@ func (r *run) restartRefused(p *proc) {
 		return
 	}
 	if rs := &r.rep.Restarts[p.restarted-1]; rs.Stop < 0 {
-		rs.Stop = r.now - rs.At
+		rs.Stop = r.Now - rs.At
 	}
 }
 

@@ -6,15 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/resilience-go/pipeline/fleet/internal/quorum"
+	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/simulation"
 )
-
-// epoch is the wall-clock instant a run's virtual time 0 stands for.
-var epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Streams of randomness derived from a run's seed.
 const (
@@ -24,16 +20,6 @@ const (
 	streamRestart
 	streamRedis
 )
-
-// derive returns the second PCG seed word of stream for the index-th
-// process, mixed (SplitMix64's finalizer) so that nearby streams are
-// unrelated.
-func derive(seed, stream, index uint64) uint64 {
-	z := seed ^ stream<<56 ^ index<<8 ^ 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
 
 // Run simulates c and returns its report, or an error naming every setting
 // of c that cannot work. Runs share nothing: Run may be called from many
@@ -56,10 +42,8 @@ func Run(c Config) (*Report, error) {
 
 // run is one run in progress, on one goroutine.
 type run struct {
+	engine  // every breaker's clock, and the run's events
 	s       settings
-	clock   *clockwork.FakeClock // every breaker's
-	now     time.Duration
-	q       queue
 	up      simulation.Dependency // the dependency as it serves
 	down    simulation.Dependency // a call that fails fast
 	rand    *rand.Rand            // the models'
@@ -104,13 +88,13 @@ func newRun(s settings) (*run, error) {
 		return nil, fmt.Errorf("simulate: Config.Dependency: %w", err)
 	}
 	r := &run{
-		s:     s,
-		clock: clockwork.NewFakeClockAt(epoch),
-		up:    up,
-		down:  down,
-		rand:  rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamModel, 0))),
-		procs: make([]proc, s.Processes),
-		hash:  make([]uint64, s.Processes+s.Restart.count(s.Processes)),
+		engine: engine{discrete.New[event]()},
+		s:      s,
+		up:     up,
+		down:   down,
+		rand:   rand.New(rand.NewPCG(s.Seed, discrete.Derive(s.Seed, streamModel, 0))),
+		procs:  make([]proc, s.Processes),
+		hash:   make([]uint64, s.Processes+s.Restart.count(s.Processes)),
 		rep: &Report{
 			Name: s.Name, Variant: s.Variant, Strategy: s.Strategy, Situation: s.Situation, Seed: s.Seed, Processes: s.Processes,
 			Rate: s.Rate, Rates: slices.Clone(s.Rates), Duration: s.Duration, Fault: s.Fault,
@@ -124,9 +108,9 @@ func newRun(s settings) (*run, error) {
 		if r.redis, err = s.Redis.Start(); err != nil {
 			return nil, fmt.Errorf("simulate: Config.Redis: %w", err)
 		}
-		r.redisRand = rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamRedis, 0)))
+		r.redisRand = rand.New(rand.NewPCG(s.Seed, discrete.Derive(s.Seed, streamRedis, 0)))
 	}
-	phases := rand.New(rand.NewPCG(s.Seed, derive(s.Seed, streamPhase, 0)))
+	phases := rand.New(rand.NewPCG(s.Seed, discrete.Derive(s.Seed, streamPhase, 0)))
 	for i := range r.procs {
 		p := &r.procs[i]
 		r.rep.Stops[i], r.rep.Opened[i] = -1, -1
@@ -136,11 +120,11 @@ func newRun(s settings) (*run, error) {
 		p.id = int32(i)
 		p.period = s.period(i)
 		p.phase = time.Duration(phases.Float64() * float64(p.period))
-		r.q.push(event{at: p.phase, kind: evCall, proc: int32(i)})
+		r.push(event{at: p.phase, kind: evCall, proc: int32(i)})
 	}
 	if s.Strategy != Independent {
 		for i := range r.procs {
-			r.q.push(event{at: time.Duration(phases.Float64() * float64(s.Refresh)), kind: evRound, proc: int32(i), slot: int32(i)})
+			r.push(event{at: time.Duration(phases.Float64() * float64(s.Refresh)), kind: evRound, proc: int32(i), slot: int32(i)})
 		}
 	}
 	r.planRestarts()
@@ -151,8 +135,8 @@ func newRun(s settings) (*run, error) {
 // run's clock, with its own stream of jitter.
 func (r *run) newBreaker(id int) (*breaker.Breaker, error) {
 	bc := r.s.Breaker
-	bc.Clock = r.clock
-	bc.Rand = rand.NewPCG(r.s.Seed, derive(r.s.Seed, streamBreaker, uint64(id)))
+	bc.Clock = r.Clock
+	bc.Rand = rand.NewPCG(r.s.Seed, discrete.Derive(r.s.Seed, streamBreaker, uint64(id)))
 	bc.OnEvent = nil // a hook would make every refusal build an event
 	b, err := breaker.New(bc)
 	if err != nil {
@@ -164,13 +148,9 @@ func (r *run) newBreaker(id int) (*breaker.Breaker, error) {
 // loop handles events until none is left, advancing the clock to each.
 func (r *run) loop() {
 	for r.err == nil {
-		e, ok := r.q.pop()
+		e, ok := r.Next(nil)
 		if !ok {
 			return
-		}
-		if e.at > r.now {
-			r.clock.Advance(e.at - r.now)
-			r.now = e.at
 		}
 		switch e.kind {
 		case evCall:
@@ -194,8 +174,8 @@ func (r *run) loop() {
 // began; a breaker leaves it only when it records an attempt or the fleet
 // forces it open.
 func (r *run) opened(i int32) {
-	if r.rep.Opened[i] < 0 && r.now >= r.s.Fault.From && r.procs[i].b.State() != breaker.Closed {
-		r.rep.Opened[i] = r.now - r.s.Fault.From
+	if r.rep.Opened[i] < 0 && r.Now >= r.s.Fault.From && r.procs[i].b.State() != breaker.Closed {
+		r.rep.Opened[i] = r.Now - r.s.Fault.From
 	}
 }
 
@@ -210,18 +190,18 @@ func (r *run) call(i int32) {
 	p := &r.procs[i]
 	p.calls++
 	if next := p.phase + time.Duration(p.calls)*p.period; next < r.s.Duration {
-		r.q.push(event{at: next, kind: evCall, proc: i})
+		r.push(event{at: next, kind: evCall, proc: i})
 	}
-	if r.now < p.from {
+	if r.Now < p.from {
 		return
 	}
-	sec := &r.rep.Seconds[r.now/time.Second]
+	sec := &r.rep.Seconds[r.Now/time.Second]
 	sec.Offered++
-	failing := r.failing(i, r.now)
+	failing := r.failing(i, r.Now)
 	t, err := p.b.Admit()
 	if err != nil {
-		if r.rep.Stops[i] < 0 && r.now >= r.s.Fault.From {
-			r.rep.Stops[i] = r.now - r.s.Fault.From
+		if r.rep.Stops[i] < 0 && r.Now >= r.s.Fault.From {
+			r.rep.Stops[i] = r.Now - r.s.Fault.From
 		}
 		sec.Refused++
 		if !failing {
@@ -240,7 +220,7 @@ func (r *run) call(i int32) {
 		dep = r.down
 		r.restartDoomed(p)
 	}
-	a := dep.Respond(simulation.Attempt{At: r.now, Rand: r.rand})
+	a := dep.Respond(simulation.Attempt{At: r.Now, Rand: r.rand})
 	var slot int32
 	if n := len(r.free); n > 0 {
 		slot, r.free = r.free[n-1], r.free[:n-1]
@@ -249,7 +229,7 @@ func (r *run) call(i int32) {
 		r.pending = append(r.pending, pending{})
 	}
 	r.pending[slot] = pending{b: p.b, ticket: t, verdict: a.Verdict, took: a.Latency}
-	r.q.push(event{at: r.now + a.Latency, kind: evEnd, proc: i, slot: slot})
+	r.push(event{at: r.Now + a.Latency, kind: evEnd, proc: i, slot: slot})
 }
 
 // round is one of process i's fleet rounds, under its id id: it sends
@@ -262,10 +242,10 @@ func (r *run) round(i, id int32) {
 	if p.id != id {
 		return
 	}
-	if next := r.now + r.s.Refresh; next < r.s.Duration {
-		r.q.push(event{at: next, kind: evRound, proc: i, slot: id})
+	if next := r.Now + r.s.Refresh; next < r.s.Duration {
+		r.push(event{at: next, kind: evRound, proc: i, slot: id})
 	}
-	r.trip(i, publication{at: r.now, state: p.member.Report(p.b.Snapshot())})
+	r.trip(i, publication{at: r.Now, state: p.member.Report(p.b.Snapshot())})
 }
 
 // need is how many open reports among seen make the strategy follow.

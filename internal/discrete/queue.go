@@ -1,6 +1,11 @@
-// Package events is the queue of a simulation's events on virtual time,
-// shared by the simulation and the fleet's simulation.
-package events
+// Package discrete is the engine of the discrete-event simulations: the
+// simulation package's runs (of calls and of concurrency limits) and the
+// fleet's. Each run is one goroutine that takes its events in order of
+// time from a Queue and, before each, moves one fake clock, which every
+// breaker, budget, limiter and estimator of the run reads, to the event's
+// time (Engine); its random draws come from streams seeded from its seed
+// (Derive). What a process of the run does is the run's own.
+package discrete
 
 import "time"
 
