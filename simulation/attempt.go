@@ -25,6 +25,7 @@ func (s *sim) start(id int32) {
 	c.attempt++
 	c.ticket, c.pass = breaker.Ticket{}, throttle.Ticket{}
 	refused := outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}
+	c.verdict, c.cut = refused, false // until an attempt runs
 	if p.gate != nil {
 		t, err := p.gate.Admit()
 		if err != nil {
@@ -91,11 +92,15 @@ func (s *sim) send(id int32) {
 	}
 	r := s.dep.Respond(Attempt{At: s.Now, Limit: limit, InFlight: s.inFlight, Rand: s.rand, call: c.n, copy: len(c.copies)})
 	took, v := max(r.Latency, 0), r.Verdict
-	if limit > 0 && took >= limit {
+	if s.procs[c.proc].limit != nil {
+		s.rec.held(s.Now, s.Now+took) // the dependency holds it for all of its time, cut or not
+	}
+	cut := limit > 0 && took >= limit
+	if cut {
 		took, v = limit, outcome.Verdict{Kind: outcome.Transient} // our timeout
 	}
 	s.tags++
-	c.copies = append(c.copies, attemptCopy{tag: s.tags, start: s.Now, end: s.Now + took, verdict: v})
+	c.copies = append(c.copies, attemptCopy{tag: s.tags, start: s.Now, end: s.Now + took, verdict: v, cut: cut})
 	c.running++
 	s.inFlight++
 	s.push(s.Now+took, evEnd, id, s.tags)
@@ -167,6 +172,7 @@ func (s *sim) endAttempt(id int32) {
 		s.rec.hedgeWon()
 	}
 	v, took := c.copies[kept].verdict, s.Now-c.started
+	c.verdict, c.cut = v, c.copies[kept].cut
 	if s.onAttempt != nil {
 		s.onAttempt(c.n, c.copies, kept, took)
 	}

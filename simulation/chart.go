@@ -69,8 +69,9 @@ func nameRepeats(bands []chart.Band, names []string) {
 
 // Chart returns a chart of r's per-second series: offered, attempts, served,
 // refused and failed calls, probes, hedges when the run hedged, and slow
-// samples when it had a slow judge, over the run's Duration, with the
-// dependency's faults shaded.
+// samples when it had a slow judge, and timed-out calls, the limit and what
+// the dependency held when it had a limit, over the run's Duration, with
+// the dependency's faults shaded.
 func (r *Report) Chart() chart.Chart {
 	pick := func(f func(Second) int) []float64 {
 		v := make([]float64, len(r.Seconds))
@@ -96,6 +97,12 @@ func (r *Report) Chart() chart.Chart {
 	}
 	if r.SlowJudge != nil {
 		lines = append(lines, chart.Line{Name: "slow", Values: pick(func(s Second) int { return s.Slow })})
+	}
+	if r.Limit != nil {
+		lines = append(lines,
+			chart.Line{Name: "timed out", Values: pick(func(s Second) int { return s.TimedOut })},
+			chart.Line{Name: "limit", Values: pick(func(s Second) int { return s.Limit })},
+			chart.Line{Name: "held by the dependency", Values: pick(func(s Second) int { return s.Held })})
 	}
 	return chart.Chart{Title: title, XLabel: "time (s)", YLabel: "per second", End: r.Duration.Seconds(), Bands: FaultBands(r.Faults), Lines: lines}
 }

@@ -87,6 +87,11 @@ type Client struct {
 	// counts them alone). Nil means no throttle. The run supplies its Clock and
 	// Rand (seeded from the run's seed).
 	Throttle *throttle.Config
+	// Limit, if set, limits each process's calls in flight, outermost (see
+	// [Limit]); with it the report counts calls refused by the limit, calls
+	// timed out, the limit and what the dependency holds, per second, and
+	// each criticality level apart. Nil means no limit.
+	Limit *Limit
 	// SlowJudge, when set, gives each process an instrument that judges its
 	// attempts slow or not by a threshold of its choosing over a trip window like
 	// the breaker's, and reports what that slow-call trip would have seen. It
@@ -159,6 +164,9 @@ func (c Config) Validate() error {
 		if err := tc.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("simulation: Client.Throttle: %w", err))
 		}
+	}
+	if l := c.Client.Limit; l != nil {
+		errs = append(errs, l.validate()...)
 	}
 	if j := c.Client.SlowJudge; j != nil {
 		if err := j.validate(c.Client.Breaker != nil); err != nil {

@@ -26,16 +26,17 @@ const (
 	critDuration = 60 * time.Second
 )
 
-func criticalityVariants(seed uint64) []LimitConfig {
+func criticalityVariants(seed uint64) []Config {
 	dep := Workers{Count: critWorkers, Base: limitLatency}
-	run := func(name string, load float64, unmarked bool) LimitConfig {
-		return LimitConfig{
+	run := func(name string, load float64, unmarked bool) Config {
+		return Config{
 			Name: "criticality/" + name, Seed: seed, Duration: critDuration, Rate: critCapacity * load,
-			Dependency: dep, Timeout: limitTimeout, Critical: critShare, Unmarked: unmarked,
-			Bulkhead: &bulkhead.Config{MaxConcurrent: critWorkers},
+			Dependency: dep, Client: Client{AttemptTimeout: limitTimeout, Limit: &Limit{
+				Bulkhead: &bulkhead.Config{MaxConcurrent: critWorkers}, Critical: critShare, Unmarked: unmarked,
+			}},
 		}
 	}
-	return []LimitConfig{
+	return []Config{
 		run("unloaded", 0.5, false),
 		run("2x-marked", 2, false), run("2x-unmarked", 2, true),
 		run("4x-marked", 4, false), run("4x-unmarked", 4, true),
@@ -45,7 +46,7 @@ func criticalityVariants(seed uint64) []LimitConfig {
 // criticalitySummary states, for each run, the Critical calls' goodput and
 // p99 (against the unloaded run's), and the share of refusals that fell on
 // Sheddable calls.
-func criticalitySummary(rs []*LimitReport) string {
+func criticalitySummary(rs []*Report) string {
 	if len(rs) == 0 {
 		return ""
 	}
@@ -66,19 +67,19 @@ func criticalitySummary(rs []*LimitReport) string {
 }
 
 // criticalityScenario is the built-in scenario of criticality.
-func criticalityScenario() LimitScenario {
-	level := func(l criticality.Level) func(LimitSecond) float64 {
-		return func(s LimitSecond) float64 { return float64(s.LevelServed[l]) }
+func criticalityScenario() Scenario {
+	level := func(l criticality.Level) func(Second) float64 {
+		return func(s Second) float64 { return float64(s.LevelServed[l]) }
 	}
-	return LimitScenario{
+	return Scenario{
 		Name: "criticality",
 		Claim: "under two and four times a server's capacity, a bulkhead that honours criticality serves at least 99% and 95% of the critical calls " +
 			"at their unloaded latency and refuses sheddable ones instead, where the same bulkhead with the levels unmarked refuses both alike",
 		Variants: criticalityVariants,
-		Compare: func(rs []*LimitReport) []chart.Chart {
+		Compare: func(rs []*Report) []chart.Chart {
 			return []chart.Chart{
-				compareLimits("critical calls served per second", "served calls", rs, level(criticality.Critical)),
-				compareLimits("sheddable calls served per second", "served calls", rs, level(criticality.Sheddable)),
+				compareSeconds("critical calls served per second", "served calls", rs, level(criticality.Critical)),
+				compareSeconds("sheddable calls served per second", "served calls", rs, level(criticality.Sheddable)),
 			}
 		},
 		Summary: criticalitySummary,

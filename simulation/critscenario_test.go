@@ -16,13 +16,8 @@ import (
 // sheddable calls, critical p99 at most 1.2 times the unloaded run's; and
 // that the same runs unmarked refuse both levels alike.
 func TestScenarioCriticality(t *testing.T) {
-	var s LimitScenario
-	for _, sc := range LimitScenarios() {
-		if sc.Name == "criticality" {
-			s = sc
-		}
-	}
-	require.Equal(t, "criticality", s.Name)
+	s, ok := lookup("criticality")
+	require.True(t, ok)
 	rs, err := s.Run(DefaultSeed)
 	require.NoError(t, err)
 	t.Log("\n" + s.Summary(rs))
@@ -37,7 +32,7 @@ func TestScenarioCriticality(t *testing.T) {
 	unloaded := rs[0].Levels[criticality.Critical]
 	require.Equal(t, unloaded.Offered, unloaded.Served, "half the capacity is all served")
 	for _, c := range []struct {
-		marked, unmarked *LimitReport
+		marked, unmarked *Report
 		goodput          float64
 	}{{rs[1], rs[2], 0.99}, {rs[3], rs[4], 0.95}} {
 		crit, shed := c.marked.Levels[criticality.Critical], c.marked.Levels[criticality.Sheddable]

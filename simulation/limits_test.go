@@ -9,8 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/adaptive"
+	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
@@ -33,17 +36,24 @@ func TestWorkersQueueFirstComeFirstServed(t *testing.T) {
 	assert.Equal(t, []Interval{{From: 1, To: 2, Name: "brownout (5x)"}}, Workers{Count: 1, Base: Brownout{From: 1, To: 2}}.Faults())
 }
 
-func TestLimitConfigIsValidated(t *testing.T) {
-	err := LimitConfig{Rate: math.Inf(1), Timeout: -1, Bulkhead: &bulkhead.Config{MaxConcurrent: 1, MaxQueue: 1}, Adaptive: &adaptive.Config{MaxQueue: 1}}.Validate()
-	for _, field := range []string{"Duration", "Rate", "Dependency", "Timeout", "both set", "Bulkhead.MaxQueue", "Adaptive.MaxQueue"} {
+func TestALimitIsValidated(t *testing.T) {
+	c := Config{Duration: time.Second, Rate: 1, Dependency: Healthy{}, Client: Client{Limit: &Limit{
+		Critical: 2, Bulkhead: &bulkhead.Config{MaxConcurrent: 1, MaxQueue: 1}, Adaptive: &adaptive.Config{MaxQueue: 1, Estimator: &latency.Estimator{}},
+	}}}
+	err := c.Validate()
+	for _, field := range []string{"Limit.Critical", "both set", "Limit.Bulkhead.MaxQueue", "Limit.Adaptive.MaxQueue", "Limit.Adaptive.Estimator"} {
 		assert.ErrorContains(t, err, field)
 	}
-	_, err = RunLimit(LimitConfig{Duration: time.Second, Rate: 1, Dependency: Healthy{}, Bulkhead: &bulkhead.Config{}})
-	assert.ErrorContains(t, err, "Config.MaxConcurrent", "a limiter's own settings are checked by its constructor")
+	c.Client.Limit = &Limit{Bulkhead: &bulkhead.Config{}}
+	_, err = Run(c)
+	assert.ErrorContains(t, err, "Client.Limit.Bulkhead: bulkhead: Config.MaxConcurrent", "a limiter's own settings are checked, naming the field")
 }
 
-func TestRunLimitIsDeterministic(t *testing.T) {
-	s := LimitScenarios()[0]
+// A run with a limit counts every call once, by how it ended, at each
+// level, and its report renders the same bytes each time.
+func TestALimitedRunIsCountedAndDeterministic(t *testing.T) {
+	s, ok := lookup("adaptive-limit")
+	require.True(t, ok)
 	render := func() string {
 		rs, err := s.Run(7)
 		require.NoError(t, err)
@@ -52,6 +62,12 @@ func TestRunLimitIsDeterministic(t *testing.T) {
 			b.WriteString(r.String())
 			require.NoError(t, r.WriteSeries(&b))
 			require.NoError(t, r.Chart().WriteSVG(&b))
+			assert.Equal(t, r.Offered, r.Served+r.RefusedByBreaker+r.RefusedByBudget+r.RefusedByLimit+r.Failed, r.Name)
+			assert.Equal(t, r.Offered, r.Levels[0].Offered, "unmarked: every call at level 0")
+			assert.Equal(t, r.Served, r.Levels[0].Served)
+			assert.Equal(t, r.RefusedByLimit, r.Levels[0].Refused)
+			assert.Equal(t, r.TimedOut, r.Levels[0].TimedOut)
+			assert.LessOrEqual(t, r.TimedOut, r.Failed)
 		}
 		for _, c := range s.Compare(rs) {
 			require.NoError(t, c.WriteSVG(&b))
@@ -65,8 +81,8 @@ func TestRunLimitIsDeterministic(t *testing.T) {
 // TestScenarioAdaptiveLimit checks the adaptive-limit scenario's claim with
 // figures derived from its model.
 func TestScenarioAdaptiveLimit(t *testing.T) {
-	s := LimitScenarios()[0]
-	require.Equal(t, "adaptive-limit", s.Name)
+	s, ok := lookup("adaptive-limit")
+	require.True(t, ok)
 	rs, err := s.Run(DefaultSeed)
 	require.NoError(t, err)
 	for _, r := range rs {
@@ -77,7 +93,7 @@ func TestScenarioAdaptiveLimit(t *testing.T) {
 	small, large, adapt := rs[0], rs[1], rs[2]
 	brownout := (limitTo - limitFrom).Seconds()
 	offered := limitRate * int(brownout)
-	require.Equal(t, offered, small.OfferedIn(limitFrom, limitTo))
+	require.Equal(t, offered, offeredSeconds(small, limitFrom, limitTo))
 
 	// The model: log-normal service times with sigma = ln(p99/p50) / z99, so
 	// a mean of p50 * exp(sigma^2 / 2); browned out five times, on 30
@@ -132,7 +148,35 @@ func TestScenarioAdaptiveLimit(t *testing.T) {
 	assert.GreaterOrEqual(t, mid, 0.8*limitWorkers)
 	assert.LessOrEqual(t, mid, 1.6*limitWorkers)
 	// And afterwards it lets the whole load through again at once.
-	assert.GreaterOrEqual(t, adapt.ServedIn(limitTo, limitDuration), int(0.995*float64(adapt.OfferedIn(limitTo, limitDuration))))
+	assert.GreaterOrEqual(t, adapt.ServedIn(limitTo, limitDuration), int(0.995*float64(offeredSeconds(adapt, limitTo, limitDuration))))
 	t.Logf("capacity %.1f/s; served in the brownout: small %d, large %d, adaptive %d; adaptive limit %.1f on average in its second half; large drains in %.1f s",
 		capacity, small.ServedIn(limitFrom, limitTo), large.ServedIn(limitFrom, limitTo), served, mid, drain)
+}
+
+// A limit goes with the rest of the card: over several processes, with
+// retries and a breaker through an outage, every call is counted once, by
+// how it ended, and at its level.
+func TestALimitGoesWithTheCard(t *testing.T) {
+	r, err := Run(Config{
+		Seed: 3, Duration: 20 * time.Second, Processes: 3, Rate: 50,
+		Dependency: Outage{From: 5 * time.Second, To: 10 * time.Second, Base: Healthy{}},
+		Client: Client{
+			Retry: &Retry{}, Breaker: &breaker.Config{}, AttemptTimeout: 100 * time.Millisecond,
+			Limit: &Limit{Adaptive: &adaptive.Config{}, Critical: 0.3},
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, r.Offered, r.Served+r.RefusedByBreaker+r.RefusedByBudget+r.RefusedByLimit+r.Failed)
+	crit, shed := r.Levels[criticality.Critical], r.Levels[criticality.Sheddable]
+	assert.Zero(t, r.Levels[0].Offered, "every call has a level")
+	assert.Equal(t, r.Offered, crit.Offered+shed.Offered)
+	assert.Equal(t, r.Served, crit.Served+shed.Served)
+	assert.Equal(t, r.Refused(), crit.Refused+shed.Refused)
+	assert.Equal(t, r.Failed, crit.Failed+shed.Failed)
+	assert.InDelta(t, 0.3, ratio(crit.Offered, r.Offered), 0.03)
+	assert.Positive(t, r.BreakerOpens, "the outage opened breakers")
+	for i, s := range r.Seconds {
+		assert.Positive(t, s.Limit, "second %d: three adaptive limits", i)
+	}
+	assert.Contains(t, r.String(), "  limit         adaptive limit; 0.3 of the calls critical\n")
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resilience-go/pipeline/criticality"
 )
 
 // String renders the report's summary as stable text: the same report always
@@ -22,11 +24,18 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  offered       %d\n", r.Offered)
 	fmt.Fprintf(&b, "  served        %d (availability %.2f%%)\n", r.Served, 100*r.Availability)
 	fmt.Fprintf(&b, "  refused       %d by breaker, %d by budget", r.RefusedByBreaker, r.RefusedByBudget)
+	if r.Limit != nil {
+		fmt.Fprintf(&b, ", %d by the limit", r.RefusedByLimit)
+	}
 	if r.ThrottleRefusals > 0 {
 		fmt.Fprintf(&b, " (the throttle refused %d attempts)", r.ThrottleRefusals)
 	}
 	b.WriteByte('\n')
-	fmt.Fprintf(&b, "  failed        %d\n", r.Failed)
+	fmt.Fprintf(&b, "  failed        %d", r.Failed)
+	if r.Limit != nil {
+		fmt.Fprintf(&b, " (%d timed out)", r.TimedOut)
+	}
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "  attempts      %d (%.3f per call; worst second %d: %.3f", r.Attempts, r.Amplification, r.WorstSecond, r.WorstAmplification)
 	if len(r.Faults) > 0 {
 		fmt.Fprintf(&b, "; during faults %.3f", r.FaultAmplification)
@@ -44,6 +53,9 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, ", %d probes (peak %d per 100ms at %s)\n", r.Probes, r.PeakProbes, seconds(r.PeakProbesAt))
 	if r.Ramping {
 		fmt.Fprintf(&b, "  ramps         %d started: %d closed the breaker, %d re-opened it\n", r.Ramps, r.RampsDone, r.RampsFailed)
+	}
+	if r.Limit != nil {
+		r.writeLimit(&b)
 	}
 	if r.SlowJudge != nil {
 		fmt.Fprintf(&b, "  slow calls    %d of %d judged slow by %s; trip window peak %.3f, ", r.Slow, r.Judged, r.SlowJudge, r.PeakSlowFraction)
@@ -64,6 +76,25 @@ func (r *Report) String() string {
 		b.WriteString("  recovery      not within the run\n")
 	}
 	return b.String()
+}
+
+// writeLimit renders what limited a run's calls and, when they were drawn
+// a level, each level's count.
+func (r *Report) writeLimit(b *strings.Builder) {
+	fmt.Fprintf(b, "  limit         %s", r.Limiter)
+	if r.Limit.Critical > 0 {
+		fmt.Fprintf(b, "; %s of the calls critical", number(r.Limit.Critical))
+		if r.Limit.Unmarked {
+			b.WriteString(", unmarked")
+		}
+	}
+	b.WriteByte('\n')
+	for l := criticality.Sheddable; l <= criticality.Critical; l++ {
+		if lv := r.Levels[l]; lv.Offered > 0 {
+			fmt.Fprintf(b, "  %-13s %d offered, %d served (%.2f%%), %d refused, %d failed (%d timed out), p99 %s\n",
+				l, lv.Offered, lv.Served, 100*ratio(lv.Served, lv.Offered), lv.Refused, lv.Failed, lv.TimedOut, millis(lv.P99))
+		}
+	}
 }
 
 // load renders how the calls arrived when it is not the default (even
@@ -90,8 +121,10 @@ func (r *Report) load() string {
 // WriteSeries writes the per-second series as a table with a header line, one
 // line per second, columns separated by tabs: the fields of [Second], with
 // Hedges only when the run hedged, Judged, Slow, SlowFraction and Threshold
-// (in milliseconds) only when it had a slow judge, and Ramping, RampFraction,
-// and RampHeld only when its breakers had a recovery ramp.
+// (in milliseconds) only when it had a slow judge, Ramping, RampFraction,
+// and RampHeld only when its breakers had a recovery ramp, and
+// RefusedByLimit, TimedOut, Limit, Held and P50 (in milliseconds) only
+// when it had a limit.
 func (r *Report) WriteSeries(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("second\toffered\tattempts\tserved\trefused_breaker\trefused_budget\tfailed\tprobes")
@@ -104,6 +137,9 @@ func (r *Report) WriteSeries(w io.Writer) error {
 	if r.Ramping {
 		b.WriteString("\tramping\tramp_fraction\tramp_held")
 	}
+	if r.Limit != nil {
+		b.WriteString("\trefused_limit\ttimed_out\tlimit\theld\tp50_ms")
+	}
 	b.WriteByte('\n')
 	for i, s := range r.Seconds {
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", i, s.Offered, s.Attempts, s.Served, s.RefusedByBreaker, s.RefusedByBudget, s.Failed, s.Probes)
@@ -115,6 +151,9 @@ func (r *Report) WriteSeries(w io.Writer) error {
 		}
 		if r.Ramping {
 			fmt.Fprintf(&b, "\t%d\t%.4f\t%.4f", s.Ramping, s.RampFraction, s.RampHeld)
+		}
+		if r.Limit != nil {
+			fmt.Fprintf(&b, "\t%d\t%d\t%d\t%d\t%.1f", s.RefusedByLimit, s.TimedOut, s.Limit, s.Held, float64(s.P50)/float64(time.Millisecond))
 		}
 		b.WriteByte('\n')
 	}

@@ -1,11 +1,13 @@
 package simulation
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/policy/breaker"
@@ -19,7 +21,8 @@ const recoveredAvailability = 0.95
 const probeBucket = 100 * time.Millisecond
 
 // Report is what a run cost. Calls are counted once, by how they ended:
-// Offered = Served + RefusedByBreaker + RefusedByBudget + Failed.
+// Offered = Served + RefusedByBreaker + RefusedByBudget + RefusedByLimit +
+// Failed.
 type Report struct {
 	// Name, Seed, Duration, Processes, Rate, Arrivals and Steps describe the
 	// run: the Config's fields, with Processes at least 1 and Steps a copy of
@@ -45,9 +48,14 @@ type Report struct {
 	// RefusedByBudget is the number of calls whose retry the budget could not
 	// pay for.
 	RefusedByBudget int
+	// RefusedByLimit is the number of calls the processes' limit refused
+	// (Client.Limit).
+	RefusedByLimit int
 	// Failed is the number of other unsuccessful calls: attempts exhausted,
-	// deadline reached, or a permanent failure.
-	Failed int
+	// deadline reached, or a permanent failure. TimedOut counts those of
+	// them whose last attempt the client cut at its timeout (the attempt
+	// timeout, or what was left of the deadline).
+	Failed, TimedOut int
 	// Availability is Served / Offered.
 	Availability float64
 
@@ -143,6 +151,15 @@ type Report struct {
 	SlowTrip         bool
 	SlowTripAt       time.Duration
 
+	// Limit is a copy of Client.Limit, nil when the processes had none.
+	// With one, Limiter says what limited them ("bulkhead of 16", "adaptive
+	// limit", "no limit"), and Levels counts the calls of each criticality
+	// level apart, indexed by level (Levels[criticality.Critical]);
+	// Levels[0] is the unmarked calls.
+	Limit   *Limit
+	Limiter string
+	Levels  [criticality.Levels + 1]LevelCount
+
 	// Seconds is the run second by second, from 0 to the end of the run or of
 	// the last attempt, whichever is later, rounded up to a whole second.
 	Seconds []Second
@@ -170,8 +187,19 @@ func (r *Report) Latency(q float64) time.Duration {
 	return rank(r.latencies, min(max(q, 0), 1))
 }
 
-// Refused returns the calls refused by either the breaker or the budget.
-func (r *Report) Refused() int { return r.RefusedByBreaker + r.RefusedByBudget }
+// Refused returns the calls refused by the breaker, the budget or the limit.
+func (r *Report) Refused() int { return r.RefusedByBreaker + r.RefusedByBudget + r.RefusedByLimit }
+
+// LevelCount is the count of one criticality level's calls in a run with a
+// limit (Report.Levels).
+type LevelCount struct {
+	Offered, Served, Refused, Failed, TimedOut int
+	// P99 is the nearest-rank 99th percentile of the end-to-end latency of
+	// the level's served calls.
+	P99 time.Duration
+
+	latencies []time.Duration
+}
 
 // refusal says which of our stages refused a call.
 type refusal uint8
@@ -179,6 +207,7 @@ type refusal uint8
 const (
 	byBreaker refusal = iota + 1
 	byBudget
+	byLimit
 )
 
 // maxPrealloc bounds how many served calls the recorder makes room for at
@@ -200,6 +229,14 @@ type recorder struct {
 	// ramps sums, per second, what the ramps offered an attempt were
 	// admitting, for Second.Ramping and its means.
 	ramps []rampSum
+	// With a limit: the latencies of the served calls by the second they
+	// were offered, for Second.P50; when each attempt the dependency holds
+	// ends, earliest first, for Second.Held; and the processes' limits
+	// summed, as their latest readings had them, for Second.Limit.
+	secLat      [][]time.Duration
+	holds       freeAt
+	limits      int
+	startLimits int // limits as the run started
 	// onEvent, if set, sees every breaker event after it is counted. Tests
 	// use it.
 	onEvent func(pipeline.Event)
@@ -220,6 +257,10 @@ func newRecorder(c Config, faults []Interval) *recorder {
 	if calls > 0 {
 		rec.latencies = make([]time.Duration, 0, int(calls)+1)
 		rec.offers = make([]time.Duration, 0, int(calls)+1)
+	}
+	if l := c.Client.Limit; l != nil {
+		copied := *l
+		rec.r.Limit, rec.r.Limiter = &copied, l.name()
 	}
 	if j := c.Client.SlowJudge; j != nil {
 		copied := *j
@@ -293,26 +334,86 @@ func (rec *recorder) hedgeWon() { rec.r.HedgesWon++ }
 
 func (rec *recorder) hedgeSkipped() { rec.r.HedgesSkipped++ }
 
-func (rec *recorder) served(offered, latency time.Duration) {
+// served counts a call of level l offered at offered and served after
+// latency.
+func (rec *recorder) served(offered, latency time.Duration, l criticality.Level) {
 	rec.r.Served++
-	rec.second(offered).Served++
+	sec := rec.second(offered)
+	sec.Served++
 	rec.latencies = append(rec.latencies, latency)
 	rec.offers = append(rec.offers, offered)
-}
-
-func (rec *recorder) refused(offered time.Duration, by refusal) {
-	if by == byBreaker {
-		rec.r.RefusedByBreaker++
-		rec.second(offered).RefusedByBreaker++
-		return
+	if rec.r.Limit != nil {
+		sec.LevelServed[l]++
+		lv := &rec.r.Levels[l]
+		lv.Served++
+		lv.latencies = append(lv.latencies, latency)
+		i := int(offered / time.Second)
+		for len(rec.secLat) <= i {
+			rec.secLat = append(rec.secLat, nil)
+		}
+		rec.secLat[i] = append(rec.secLat[i], latency)
 	}
-	rec.r.RefusedByBudget++
-	rec.second(offered).RefusedByBudget++
 }
 
-func (rec *recorder) failed(offered time.Duration) {
+// refused counts a call of level l offered at offered and refused by one
+// of our stages.
+func (rec *recorder) refused(offered time.Duration, by refusal, l criticality.Level) {
+	sec := rec.second(offered)
+	switch by {
+	case byBreaker:
+		rec.r.RefusedByBreaker++
+		sec.RefusedByBreaker++
+	case byBudget:
+		rec.r.RefusedByBudget++
+		sec.RefusedByBudget++
+	case byLimit:
+		rec.r.RefusedByLimit++
+		sec.RefusedByLimit++
+	}
+	if rec.r.Limit != nil {
+		rec.r.Levels[l].Refused++
+	}
+}
+
+// failed counts a call of level l offered at offered that failed, cut at
+// the client's timeout if cut is set.
+func (rec *recorder) failed(offered time.Duration, cut bool, l criticality.Level) {
 	rec.r.Failed++
-	rec.second(offered).Failed++
+	sec := rec.second(offered)
+	sec.Failed++
+	if cut {
+		rec.r.TimedOut++
+		sec.TimedOut++
+	}
+	if rec.r.Limit != nil {
+		rec.r.Levels[l].Failed++
+		if cut {
+			rec.r.Levels[l].TimedOut++
+		}
+	}
+}
+
+// levelOffer counts a call of level l offered to a limit.
+func (rec *recorder) levelOffer(l criticality.Level) { rec.r.Levels[l].Offered++ }
+
+// held notes that at now the dependency takes an attempt it holds until
+// end, for Second.Held: the most it holds at once in the second.
+func (rec *recorder) held(now, end time.Duration) {
+	for len(rec.holds) > 0 && rec.holds[0] <= now {
+		heap.Pop(&rec.holds)
+	}
+	heap.Push(&rec.holds, end)
+	sec := rec.second(now)
+	sec.Held = max(sec.Held, len(rec.holds))
+}
+
+// limitNow notes p's limit at now, as a call of p's ended, in the sum of
+// the processes' limits the second ends with (Second.Limit).
+func (rec *recorder) limitNow(now time.Duration, p *process) {
+	l := p.limit.limit()
+	rec.limits += l - p.limited
+	p.limited = l
+	rec.second(now).Limit = rec.limits
 }
 
 // onBreakerEvent is every breaker's Config.OnEvent: it counts opens, noting
@@ -364,6 +465,9 @@ func (rec *recorder) report() *Report {
 		}
 	}
 	rec.rampMeans()
+	if r.Limit != nil {
+		rec.limitSeries()
+	}
 	slices.Sort(rec.latencies)
 	r.latencies = rec.latencies
 	slices.Sort(rec.offers)
@@ -373,6 +477,31 @@ func (rec *recorder) report() *Report {
 	r.HedgeDelay = rank(rec.delays, 0.5)
 	r.Recovered, r.TimeToRecover, r.Stable, r.TimeToStable = recovery(r.Faults, r.Seconds)
 	return r
+}
+
+// limitSeries completes the figures of a run with a limit: each second's
+// limit carried from the one before when no call ended in it, its median
+// latency, and each level's p99.
+func (rec *recorder) limitSeries() {
+	r := &rec.r
+	last := rec.startLimits
+	for i := range r.Seconds {
+		s := &r.Seconds[i]
+		if s.Limit == 0 {
+			s.Limit = last
+		}
+		last = s.Limit
+		if i < len(rec.secLat) {
+			s.P50 = rank(slices.Sorted(slices.Values(rec.secLat[i])), 0.5)
+		}
+	}
+	rec.secLat = nil
+	for i := range r.Levels {
+		lv := &r.Levels[i]
+		slices.Sort(lv.latencies)
+		lv.P99 = rank(lv.latencies, 0.99)
+		lv.latencies = nil
+	}
 }
 
 // ratio returns a/b, or 0 when b is 0.

@@ -16,9 +16,9 @@ func TestRecorderCountsByHowCallsEnded(t *testing.T) {
 	// Second 0: two calls, one served in one attempt, one refused by the breaker.
 	rec.offer(0)
 	rec.attempt(0, false)
-	rec.served(0, 30*time.Millisecond)
+	rec.served(0, 30*time.Millisecond, 0)
 	rec.offer(500 * time.Millisecond)
-	rec.refused(500*time.Millisecond, byBreaker)
+	rec.refused(500*time.Millisecond, byBreaker, 0)
 	// Second 1 (the fault): two calls, three attempts each, one probe; one
 	// failed, one refused by the budget. A retry lands in second 2.
 	rec.offer(s)
@@ -27,12 +27,12 @@ func TestRecorderCountsByHowCallsEnded(t *testing.T) {
 		rec.attempt(at, at == 1600*time.Millisecond)
 	}
 	rec.attempt(2100*time.Millisecond, false)
-	rec.failed(s)
-	rec.refused(1500*time.Millisecond, byBudget)
+	rec.failed(s, false, 0)
+	rec.refused(1500*time.Millisecond, byBudget, 0)
 	// Second 2: one call, served late.
 	rec.offer(2 * s)
 	rec.attempt(2*s, false)
-	rec.served(2*s, 90*time.Millisecond)
+	rec.served(2*s, 90*time.Millisecond, 0)
 	rec.onBreakerEvent(breaker.Transition{From: breaker.Closed, To: breaker.Open})
 	rec.onBreakerEvent(breaker.Transition{From: breaker.Open, To: breaker.HalfOpen})
 	rec.onBreakerEvent(breaker.Rejection{})
@@ -90,7 +90,7 @@ func TestRecorderCountsHedges(t *testing.T) {
 		rec.attempt(at, false)
 		rec.attempt(at+d*time.Millisecond, false)
 		rec.hedgeSent(at+d*time.Millisecond, d*time.Millisecond)
-		rec.served(at, (d+5)*time.Millisecond)
+		rec.served(at, (d+5)*time.Millisecond, 0)
 	}
 	rec.hedgeWon()
 	rec.hedgeSkipped()

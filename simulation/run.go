@@ -8,8 +8,10 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/budget"
+	"github.com/resilience-go/pipeline/criticality"
 	"github.com/resilience-go/pipeline/internal/discrete"
 	"github.com/resilience-go/pipeline/outcome"
+	"github.com/resilience-go/pipeline/policy/adaptive"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/throttle"
 )
@@ -110,6 +112,8 @@ type process struct {
 	hedge   *hedger            // nil: no hedging
 	judge   *judge             // nil: no slow judge
 	gate    *throttle.Throttle // nil: no throttle
+	limit   *limiter           // nil: no limit
+	limited int                // the limit's latest reading (see recorder.limitNow)
 	ramping bool               // the breaker is Recovering, as its last transition said
 	loop    loop
 	phase   time.Duration
@@ -126,6 +130,10 @@ type call struct {
 	started  time.Duration // when that attempt started
 	ticket   breaker.Ticket
 	pass     throttle.Ticket
+	level    criticality.Level // drawn by the process's limit, if it has one
+	slot     adaptive.Ticket   // the adaptive limit's, for its Done
+	verdict  outcome.Verdict   // of the last attempt, or of the refusal that ended it
+	cut      bool              // the last attempt was cut at the client's timeout
 
 	// The attempt in progress: its tag, its hedge delay (when armed), its
 	// copies (copies[0] is the first), how many of them are running, the one
@@ -147,6 +155,7 @@ type attemptCopy struct {
 	verdict  outcome.Verdict // how it ends
 	done     bool            // it ended, or was cancelled
 	measured bool            // its latency was recorded with the estimator
+	cut      bool            // the client's timeout cut it
 }
 
 // startProcesses builds every process: its breaker, budget, retry rules,
@@ -192,6 +201,14 @@ func (s *sim) startProcesses() error {
 		}
 		if p.hedge, err = newHedger(c.Client.Hedge, s.Clock, p.breaker, p.budget); err != nil {
 			return fmt.Errorf("simulation: Client.Hedge: %w", err)
+		}
+		if p.limit, err = newLimiter(c.Client.Limit, s.Clock, rand.NewPCG(c.Seed, discrete.Derive(c.Seed, streamLevel, uint64(i)))); err != nil {
+			return err
+		}
+		if p.limit != nil {
+			p.limited = p.limit.limit()
+			s.rec.limits += p.limited
+			s.rec.startLimits = s.rec.limits
 		}
 		if c.Client.Throttle != nil {
 			tc := *c.Client.Throttle
@@ -267,6 +284,16 @@ func (s *sim) arrive(i int32) {
 	c := &s.calls[id]
 	*c = call{proc: i, n: s.offered, offered: s.Now, copies: c.copies[:0]}
 	s.offered++
+	if p := &s.procs[i]; p.limit != nil {
+		c.level = p.limit.level()
+		s.rec.levelOffer(c.level)
+		var ok bool
+		if c.slot, ok = p.limit.acquire(c.level); !ok {
+			s.rec.refused(c.offered, byLimit, c.level)
+			s.free = append(s.free, id)
+			return
+		}
+	}
 	if d := s.cfg.Client.Deadline; d > 0 {
 		c.deadline = s.Clock.Now().Add(d)
 	}
@@ -284,18 +311,23 @@ func (s *sim) newCall() int32 {
 	return int32(len(s.calls) - 1)
 }
 
-// finish records how call id ended and frees its slot.
+// finish records how call id ended, gives its slot of the process's limit
+// back, and frees the call's slot.
 func (s *sim) finish(id int32, st step) {
 	c := &s.calls[id]
 	switch {
 	case st.served:
-		s.rec.served(c.offered, s.Now-c.offered)
+		s.rec.served(c.offered, s.Now-c.offered, c.level)
 	case st.reason == pipeline.DependencyUnavailable:
-		s.rec.refused(c.offered, byBreaker)
+		s.rec.refused(c.offered, byBreaker, c.level)
 	case st.reason == pipeline.BudgetExhausted:
-		s.rec.refused(c.offered, byBudget)
+		s.rec.refused(c.offered, byBudget, c.level)
 	default:
-		s.rec.failed(c.offered)
+		s.rec.failed(c.offered, c.cut, c.level)
+	}
+	if p := &s.procs[c.proc]; p.limit != nil {
+		p.limit.release(c.level, c.slot, c.verdict)
+		s.rec.limitNow(s.Now, p)
 	}
 	s.free = append(s.free, id)
 }

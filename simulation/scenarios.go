@@ -133,6 +133,8 @@ func Scenarios() []Scenario {
 			Variants: probeLead,
 			Summary:  probeLeadSummary,
 		},
+		adaptiveLimitScenario(),
+		criticalityScenario(),
 	}
 }
 

@@ -338,7 +338,7 @@ func TestScenariosList(t *testing.T) {
 			assert.Equal(t, uint64(DefaultSeed), c.Seed)
 		}
 	}
-	assert.Equal(t, []string{"retry-storm", "synchronized-probe", "cold-start", "hedging", "slow-call-trip", "ramp-vs-cliff", "probe-lead"}, names)
+	assert.Equal(t, []string{"retry-storm", "synchronized-probe", "cold-start", "hedging", "slow-call-trip", "ramp-vs-cliff", "probe-lead", "adaptive-limit", "criticality"}, names)
 	_, ok := lookup("no-such")
 	assert.False(t, ok)
 	// The probe scenario's breakers are the defaults but for the jitter.

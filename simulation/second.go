@@ -1,6 +1,10 @@
 package simulation
 
-import "time"
+import (
+	"time"
+
+	"github.com/resilience-go/pipeline/criticality"
+)
 
 // Second is one second of a run. Calls (Offered, Served, Refused*, Failed)
 // are counted in the second they were offered, however long they ran, so
@@ -14,8 +18,12 @@ type Second struct {
 	Served           int
 	RefusedByBreaker int
 	RefusedByBudget  int
+	RefusedByLimit   int
 	Failed           int
-	Probes           int
+	// TimedOut is the failed calls whose last attempt the client cut at
+	// its timeout, which Failed includes.
+	TimedOut int
+	Probes   int
 	// Hedges is the hedges sent, which Attempts includes.
 	Hedges int
 	// Judged is the number of samples the slow judges judged, and Slow those
@@ -37,7 +45,19 @@ type Second struct {
 	// 0.
 	Ramping                int
 	RampFraction, RampHeld float64
+	// With a limit (Client.Limit): Limit is the processes' limits summed,
+	// after the last call that ended in the second (carried over from the
+	// second before if none did; 0 without a bulkhead or adaptive limit);
+	// Held the most attempts the dependency held at once in the second,
+	// working or queued inside it, those the client no longer waits for
+	// included; P50 the median latency of the second's served calls (0 if
+	// none); LevelServed the second's served calls by criticality level, as
+	// Report.Levels is indexed.
+	Limit       int
+	Held        int
+	P50         time.Duration
+	LevelServed [criticality.Levels + 1]int
 }
 
-// Refused returns the calls refused by either the breaker or the budget.
-func (s Second) Refused() int { return s.RefusedByBreaker + s.RefusedByBudget }
+// Refused returns the calls refused by the breaker, the budget or the limit.
+func (s Second) Refused() int { return s.RefusedByBreaker + s.RefusedByBudget + s.RefusedByLimit }

@@ -37,7 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "simulation-out", "the directory the SVG charts and index.html are written to (empty: neither)")
 	series := fs.Bool("series", false, "also print each run's per-second series")
 	list := fs.Bool("list", false, "list the scenarios and exit")
-	arrivals := fs.String("arrivals", "even", "how calls arrive in the scenarios of calls and the grids: even or poisson (the concurrency limits' scenarios keep even arrivals)")
+	arrivals := fs.String("arrivals", "even", "how calls arrive in the scenarios of calls and the grids: even or poisson")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -109,8 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// report is what the command needs of a variant's report: a
-// simulation.Report or a simulation.LimitReport.
+// report is what the command needs of a variant's report, a
+// simulation.Report.
 type report interface {
 	String() string
 	WriteSeries(io.Writer) error
@@ -123,28 +123,21 @@ type picture interface {
 	WriteSVGFile(dir string) (string, error)
 }
 
-// scenario is a simulation.Scenario, a simulation.LimitScenario or a
-// simulation.Grid, as the command runs it: run returns the reports, the
+// scenario is a simulation.Scenario or a simulation.Grid, as the command runs it: run returns the reports, the
 // summary and the comparison pictures.
 type scenario struct {
 	name, claim, pending string
 	run                  func(seed uint64) ([]report, string, []picture, error)
 }
 
-// scenarios returns every built-in scenario, the calls' first, then the
-// concurrency limits', then the metastability grids; a is how the calls of
-// the first and the last arrive.
+// scenarios returns every built-in scenario, the calls' first (the
+// concurrency limits' last of them), then the metastability grids; a is
+// how the calls of every one arrive.
 func scenarios(a simulation.Arrivals) []scenario {
 	var all []scenario
 	for _, s := range simulation.Scenarios() {
 		s = s.Under(a)
 		all = append(all, scenario{s.Name, s.Claim, s.Pending, func(seed uint64) ([]report, string, []picture, error) {
-			rs, err := s.Run(seed)
-			return collect(s.Name, rs, s.Summary, s.Compare, err)
-		}})
-	}
-	for _, s := range simulation.LimitScenarios() {
-		all = append(all, scenario{s.Name, s.Claim, "", func(seed uint64) ([]report, string, []picture, error) {
 			rs, err := s.Run(seed)
 			return collect(s.Name, rs, s.Summary, s.Compare, err)
 		}})

@@ -133,7 +133,7 @@ func TestRefusesWhatItCannotRun(t *testing.T) {
 }
 
 // The concurrency limits' scenario runs through the same command, listed
-// after the calls' scenarios.
+// among the calls' scenarios, after the others.
 func TestRunsTheAdaptiveLimitScenario(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := simulate("-scenario", "adaptive-limit", "-out", dir)
