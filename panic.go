@@ -15,16 +15,11 @@ var ErrGoexit = errors.New("pipeline: the work called runtime.Goexit")
 
 // PanicError carries a panic from the goroutine where a stage ran the caller's
 // code to the caller's goroutine, where the stage panics again with it. Value is
-// what the code panicked with; Stack is that goroutine's stack at the panic.
+// what the code panicked with; Stack is that goroutine's stack at the panic
+// (debug.Stack, taken in the deferred function that recovered Value).
 type PanicError struct {
 	Value any
 	Stack []byte
-}
-
-// NewPanicError captures the current goroutine's stack; call it from the deferred
-// function that recovered v.
-func NewPanicError(v any) *PanicError {
-	return &PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // Error describes the panic and where it happened.
@@ -49,7 +44,7 @@ func recovered(v any) *PanicError {
 	if pe, ok := v.(*PanicError); ok {
 		return pe
 	}
-	return NewPanicError(v)
+	return &PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // contain runs hook, a caller's hook called on a goroutine of the library's

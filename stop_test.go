@@ -64,8 +64,8 @@ func TestStopErrorText(t *testing.T) {
 
 func TestPanicErrorUnwrapsErrorValues(t *testing.T) {
 	inner := errors.New("bad state")
-	assert.ErrorIs(t, pipeline.NewPanicError(inner), inner)
-	assert.Nil(t, pipeline.NewPanicError("text").Unwrap())
+	assert.ErrorIs(t, &pipeline.PanicError{Value: inner}, inner)
+	assert.Nil(t, (&pipeline.PanicError{Value: "text"}).Unwrap())
 }
 
 func TestStopErrorUnwrapsItsOwnFields(t *testing.T) {

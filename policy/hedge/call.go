@@ -2,6 +2,7 @@ package hedge
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -233,7 +234,7 @@ func recovered(v any) *pipeline.PanicError {
 	if pe, ok := v.(*pipeline.PanicError); ok {
 		return pe
 	}
-	return pipeline.NewPanicError(v)
+	return &pipeline.PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // run reports hedge k, sent after delay, runs it and settles it, however it
