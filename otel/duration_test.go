@@ -20,11 +20,12 @@ import (
 	"github.com/resilience-go/pipeline/standard"
 )
 
-// waitsAfter is a stage of one's own that waits d after the rest returned.
+// waitsAfter is a stage of one's own that waits d on the bubble's clock
+// after the rest returned.
 func waitsAfter(d time.Duration) pipeline.Policy[string] {
 	return pipeline.PolicyFunc[string](func(ctx context.Context, next pipeline.Next[string]) pipeline.Result[string] {
 		r := next.Run(ctx)
-		time.Sleep(d)
+		_ = wait(context.Background(), d)
 		return r
 	})
 }
@@ -83,8 +84,7 @@ func TestACallLastsUntilItReturns(t *testing.T) {
 		},
 		work: func(ctx context.Context) (string, error) {
 			if k, _ := hedge.CopyOf(ctx); k == 0 {
-				time.Sleep(100 * time.Millisecond) // the first copy ignores its cancellation
-				return "late", nil
+				return "late", wait(context.Background(), 100*time.Millisecond) // the first copy ignores its cancellation
 			}
 			return "ok", wait(ctx, 10*time.Millisecond)
 		},

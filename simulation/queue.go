@@ -20,11 +20,11 @@ const (
 	evHedge
 )
 
-// event is one thing that happens at a point of virtual time. Events at the same
-// time happen in the order they were scheduled, which makes a run
-// independent of anything but its configuration and seed.
+// event is one thing that happens at a point of virtual time (which the
+// engine keeps beside it). Events at the same time happen in the order they
+// were scheduled, which makes a run independent of anything but its
+// configuration and seed.
 type event struct {
-	at   time.Duration
 	tag  uint64 // the copy (evEnd) or the attempt (evHedge) it belongs to; see sim.stale
 	id   int32  // the process (evArrive) or the call (evStart, evEnd, evHedge)
 	kind kind
@@ -35,5 +35,5 @@ type engine struct{ discrete.Engine[event] }
 
 // push schedules an event of kind k for id, tagged tag, at time at.
 func (g *engine) push(at time.Duration, k kind, id int32, tag uint64) {
-	g.Schedule(at, event{at: at, tag: tag, id: id, kind: k})
+	g.Schedule(at, event{tag: tag, id: id, kind: k})
 }

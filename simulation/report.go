@@ -411,8 +411,8 @@ func (rec *recorder) held(now, end time.Duration) {
 // the processes' limits the second ends with (Second.Limit).
 func (rec *recorder) limitNow(now time.Duration, p *process) {
 	l := p.limit.limit()
-	rec.limits += l - p.limited
-	p.limited = l
+	rec.limits += l - p.lastLimit
+	p.lastLimit = l
 	rec.second(now).Limit = rec.limits
 }
 

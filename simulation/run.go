@@ -107,17 +107,17 @@ type sim struct {
 // process is one client process: its breaker, its retry rules (with its
 // budget), its hedging, and where it is in its arrivals.
 type process struct {
-	breaker *breaker.Breaker   // nil: no breaker
-	budget  *budget.Budget     // nil: unlimited
-	hedge   *hedger            // nil: no hedging
-	judge   *judge             // nil: no slow judge
-	gate    *throttle.Throttle // nil: no throttle
-	limit   *limiter           // nil: no limit
-	limited int                // the limit's latest reading (see recorder.limitNow)
-	ramping bool               // the breaker is Recovering, as its last transition said
-	loop    loop
-	phase   time.Duration
-	pacer   pacer
+	breaker   *breaker.Breaker   // nil: no breaker
+	budget    *budget.Budget     // nil: unlimited
+	hedge     *hedger            // nil: no hedging
+	judge     *judge             // nil: no slow judge
+	gate      *throttle.Throttle // nil: no throttle
+	limit     *limiter           // nil: no limit
+	lastLimit int                // the limit's latest reading (see recorder.limitNow)
+	ramping   bool               // the breaker is Recovering, as its last transition said
+	loop      loop
+	phase     time.Duration
+	pacer     pacer
 }
 
 // call is one logical call in progress.
@@ -206,9 +206,8 @@ func (s *sim) startProcesses() error {
 			return err
 		}
 		if p.limit != nil {
-			p.limited = p.limit.limit()
-			s.rec.limits += p.limited
-			s.rec.startLimits = s.rec.limits
+			p.lastLimit = p.limit.limit()
+			s.rec.limits += p.lastLimit
 		}
 		if c.Client.Throttle != nil {
 			tc := *c.Client.Throttle
@@ -219,6 +218,7 @@ func (s *sim) startProcesses() error {
 			}
 		}
 	}
+	s.rec.startLimits = s.rec.limits
 	return nil
 }
 
