@@ -59,7 +59,7 @@ func Example_card() {
 	})
 	fmt.Println("the dependency was called", calls, "times")
 	fmt.Println(err)
-	fmt.Println(errors.Is(err, pipeline.ErrDependencyUnavailable), brk.State())
+	fmt.Println(errors.Is(err, pipeline.DependencyUnavailable), brk.State())
 	// Output:
 	// the dependency was called 2 times
 	// pipeline: breaker: dependency unavailable (retry after 15s) after 2 attempts; last attempt: connection reset by peer

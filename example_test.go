@@ -74,7 +74,7 @@ func ExampleStopError() {
 	if stop, ok := errors.AsType[*pipeline.StopError](err); ok {
 		fmt.Println(stop.Stage, "stopped the call:", stop.Reason)
 	}
-	fmt.Println(errors.Is(err, pipeline.ErrDependencyUnavailable))
+	fmt.Println(errors.Is(err, pipeline.DependencyUnavailable))
 	// Output:
 	// gate stopped the call: dependency unavailable
 	// true

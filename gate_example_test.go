@@ -45,7 +45,7 @@ func ExampleGuard() {
 	v, err := p.Execute(context.Background(), func(ctx context.Context) (string, error) {
 		_, err := p.Execute(ctx, func(context.Context) (string, error) { return "second", nil })
 		fmt.Println("second call:", err)
-		fmt.Println("concurrency limited:", errors.Is(err, pipeline.ErrConcurrencyLimited))
+		fmt.Println("concurrency limited:", errors.Is(err, pipeline.ConcurrencyLimited))
 		return "first", nil
 	})
 	fmt.Println(v, err)

@@ -151,7 +151,7 @@ func TestGuardRefusalReachesTheCaller(t *testing.T) {
 	stop, ok := errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok, "got %v", err)
 	assert.Same(t, refused, stop, "the gate's own StopError reaches the caller")
-	assert.ErrorIs(t, err, pipeline.ErrConcurrencyLimited)
+	assert.ErrorIs(t, err, pipeline.ConcurrencyLimited)
 	assert.Equal(t, []*pipeline.StopError{refused}, stopped, "and is reported as Stopped")
 	assert.Equal(t, outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(time.Second), verdict,
 		"with the verdict Next.Refuse gives it")

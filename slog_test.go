@@ -295,7 +295,7 @@ func TestARefusalPassedOnIsOneWarning(t *testing.T) {
 		p := pipeline.New[string](r, breaker.Guard[string](b)).With(pipeline.Options[string]{Name: "svc", OnEvent: pipeline.LogEvents(slog.New(h))})
 		b.Isolate()
 		_, err = p.Execute(t.Context(), func(context.Context) (string, error) { return "ok", nil })
-		require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		require.ErrorIs(t, err, pipeline.DependencyUnavailable)
 		var stops []string
 		for _, e := range h.all() {
 			if e[slog.MessageKey] == "stopped" {

@@ -12,7 +12,10 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 )
 
-// Reason says why a stage refused a call or gave up on it.
+// Reason says why a stage refused a call or gave up on it. A Reason is an
+// error: a [StopError] matches its reason with errors.Is, so
+// errors.Is(err, pipeline.DependencyUnavailable) asks whether err, or an
+// error it wraps, is a stop of that reason.
 type Reason uint8
 
 const (
@@ -46,20 +49,6 @@ const (
 	TooLittleTime
 )
 
-// Sentinels matched, with errors.Is, by a [StopError] of the corresponding reason.
-// A Deadline stop matches context.DeadlineExceeded and a Canceled stop matches
-// context.Canceled.
-var (
-	ErrDependencyUnavailable = errors.New("pipeline: dependency unavailable")
-	ErrBudgetExhausted       = errors.New("pipeline: retry budget exhausted")
-	ErrAttemptsExhausted     = errors.New("pipeline: attempts exhausted")
-	ErrPermanent             = errors.New("pipeline: permanent failure")
-	ErrHintBeyondDeadline    = errors.New("pipeline: retry-after hint outlasts the deadline")
-	ErrRateLimited           = errors.New("pipeline: rate limited")
-	ErrConcurrencyLimited    = errors.New("pipeline: concurrency limit reached")
-	ErrTooLittleTime         = errors.New("pipeline: too little time left")
-)
-
 // String returns the reason in words.
 func (r Reason) String() string {
 	switch r {
@@ -87,37 +76,30 @@ func (r Reason) String() string {
 	return fmt.Sprintf("pipeline.Reason(%d)", uint8(r))
 }
 
-// sentinel is the error a stop of this reason matches with errors.Is.
-func (r Reason) sentinel() error {
+// Error returns the reason in words, as String does: a Reason is the error
+// a stop of that reason matches with errors.Is, as a syscall.Errno is.
+func (r Reason) Error() string { return r.String() }
+
+// contextErr is the context's error a stop of reason r matches besides r:
+// context.DeadlineExceeded for a Deadline stop, context.Canceled for a
+// Canceled one, nil for the others.
+func (r Reason) contextErr() error {
 	switch r {
-	case DependencyUnavailable:
-		return ErrDependencyUnavailable
-	case BudgetExhausted:
-		return ErrBudgetExhausted
-	case AttemptsExhausted:
-		return ErrAttemptsExhausted
 	case Deadline:
 		return context.DeadlineExceeded
 	case Canceled:
 		return context.Canceled
-	case Permanent:
-		return ErrPermanent
-	case HintBeyondDeadline:
-		return ErrHintBeyondDeadline
-	case RateLimited:
-		return ErrRateLimited
-	case ConcurrencyLimited:
-		return ErrConcurrencyLimited
-	case TooLittleTime:
-		return ErrTooLittleTime
 	}
 	return nil
 }
 
 // StopError is the one error every stage returns when it refuses a call or gives
 // up on it. Treat one as read-only: a stage may hand the same StopError to
-// several calls (an open breaker does, for the refusals of one millisecond). Match it with errors.AsType[*pipeline.StopError], or its reason with
-// errors.Is against the sentinels above. The last attempt's error and, for a
+// several calls (an open breaker does, for the refusals of one millisecond).
+// Match it with errors.AsType[*pipeline.StopError], or its reason with
+// errors.Is against the Reason: errors.Is(err, pipeline.BudgetExhausted). A
+// Deadline stop also matches context.DeadlineExceeded, and a Canceled stop
+// context.Canceled. The last attempt's error and, for a
 // deadline or cancellation, the context's cause are reachable through it with
 // errors.Is and errors.As.
 type StopError struct {
@@ -182,7 +164,7 @@ func (e *StopError) describe(b *strings.Builder, outer string) {
 			b.WriteByte('s')
 		}
 	}
-	if e.Cause != nil && !errors.Is(e.Err, e.Cause) && e.Cause != e.Reason.sentinel() {
+	if e.Cause != nil && !errors.Is(e.Err, e.Cause) && e.Cause != e.Reason.contextErr() {
 		b.WriteString(" (")
 		b.WriteString(strings.TrimPrefix(e.Cause.Error(), "pipeline: "))
 		b.WriteByte(')')
@@ -213,9 +195,13 @@ func (e *StopError) verdict() outcome.Verdict {
 	return outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true}.WithRetryAfter(e.RetryAfter)
 }
 
-// Is reports whether target is the sentinel of e's reason.
+// Is reports whether target is e's reason or, for a Deadline or Canceled
+// stop, the context's error of that reason.
 func (e *StopError) Is(target error) bool {
-	return target != nil && target == e.Reason.sentinel()
+	if r, ok := target.(Reason); ok {
+		return r == e.Reason
+	}
+	return target != nil && target == e.Reason.contextErr()
 }
 
 // Unwrap returns the last attempt's error and the cause, whichever are set.

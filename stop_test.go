@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 	"unsafe"
@@ -15,21 +16,23 @@ import (
 )
 
 func TestStopErrorMatchesItsReason(t *testing.T) {
-	sentinels := map[pipeline.Reason]error{
-		pipeline.DependencyUnavailable: pipeline.ErrDependencyUnavailable,
-		pipeline.BudgetExhausted:       pipeline.ErrBudgetExhausted,
-		pipeline.AttemptsExhausted:     pipeline.ErrAttemptsExhausted,
-		pipeline.Deadline:              context.DeadlineExceeded,
-		pipeline.Canceled:              context.Canceled,
-		pipeline.Permanent:             pipeline.ErrPermanent,
-		pipeline.HintBeyondDeadline:    pipeline.ErrHintBeyondDeadline,
+	reasons := []pipeline.Reason{
+		pipeline.DependencyUnavailable, pipeline.BudgetExhausted, pipeline.AttemptsExhausted,
+		pipeline.Deadline, pipeline.Canceled, pipeline.Permanent, pipeline.HintBeyondDeadline,
+		pipeline.RateLimited, pipeline.ConcurrencyLimited, pipeline.TooLittleTime,
 	}
-	for reason := range sentinels {
+	for _, reason := range reasons {
 		err := error(&pipeline.StopError{Reason: reason})
-		for other, otherSentinel := range sentinels {
-			assert.Equal(t, reason == other, errors.Is(err, otherSentinel), "%v vs %v", reason, other)
+		for _, other := range reasons {
+			assert.Equal(t, reason == other, errors.Is(err, other), "%v vs %v", reason, other)
 		}
+		assert.Equal(t, reason == pipeline.Deadline, errors.Is(err, context.DeadlineExceeded), "%v", reason)
+		assert.Equal(t, reason == pipeline.Canceled, errors.Is(err, context.Canceled), "%v", reason)
+		assert.Equal(t, reason.String(), reason.Error(), "a reason reads the same as an error and as a value")
 	}
+	wrapped := fmt.Errorf("checkout: %w", &pipeline.StopError{Reason: pipeline.BudgetExhausted})
+	assert.ErrorIs(t, wrapped, pipeline.BudgetExhausted)
+	assert.NotErrorIs(t, wrapped, pipeline.Reason(0), "a stop matches no reason but its own")
 }
 
 func TestStopErrorReachesLastErrorAndCause(t *testing.T) {
@@ -91,7 +94,7 @@ func TestErrorsIsOnAStopErrorAllocatesNothing(t *testing.T) {
 	target := errors.New("elsewhere")
 	assert.Zero(t, testing.AllocsPerRun(100, func() {
 		_ = errors.Is(err, target)
-		_ = errors.Is(err, pipeline.ErrDependencyUnavailable)
+		_ = errors.Is(err, pipeline.DependencyUnavailable)
 	}))
 }
 

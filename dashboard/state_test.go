@@ -84,7 +84,7 @@ func TestTheStateFollowsABreakerThatOpens(t *testing.T) {
 		require.Error(t, call(p, errDown)) // two failures in a row: open
 		opened := time.Now()
 		for range 3 {
-			require.ErrorIs(t, call(p, nil), pipeline.ErrDependencyUnavailable)
+			require.ErrorIs(t, call(p, nil), pipeline.DependencyUnavailable)
 		}
 		time.Sleep(time.Until(start.Add(2 * time.Second)))
 		synctest.Wait()

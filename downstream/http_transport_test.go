@@ -167,7 +167,7 @@ func TestHTTPHedgeClosesTheLoser(t *testing.T) {
 }
 
 // TestHTTPRefusalIsAnError opens a host's breaker by hand: the client gets an
-// error, wrapped in a *url.Error, that matches pipeline.ErrDependencyUnavailable
+// error, wrapped in a *url.Error, that matches pipeline.DependencyUnavailable
 // and holds the breaker's StopError; the server sees nothing.
 func TestHTTPRefusalIsAnError(t *testing.T) {
 	srv := newServer(t, newPayload(1<<10), func(int) reply { return prompt })
@@ -185,7 +185,7 @@ func TestHTTPRefusalIsAnError(t *testing.T) {
 	require.Error(t, err)
 	_, ok := errors.AsType[*url.Error](err)
 	assert.True(t, ok)
-	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 	stop, ok := errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok)
 	assert.Equal(t, "breaker", stop.Stage)

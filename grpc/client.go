@@ -56,7 +56,7 @@ import (
 // as the server sent it, DeadlineExceeded or Canceled when a deadline passed
 // or the caller canceled, and Unavailable when the breaker refused it; its
 // text is the *pipeline.StopError's, which errors.AsType finds, and
-// errors.Is(err, pipeline.ErrDependencyUnavailable) and friends match it.
+// errors.Is(err, pipeline.DependencyUnavailable) and friends match it.
 //
 // A Client is safe for concurrent use and may serve any number of channels.
 // Build one with [New], once, and share it.

@@ -157,6 +157,6 @@ func TestAnAttemptTheCallersDeadlineBoundIsTheCallers(t *testing.T) {
 
 	_, err = client.UnaryCall(context.Background(), request("x")) // no deadline of the caller's: ours bound it
 	assert.Equal(t, codes.DeadlineExceeded, status.Code(err))
-	assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+	assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 	assert.Equal(t, 4, svc.Calls(unaryMethod))
 }

@@ -85,7 +85,7 @@ func TestUnavailableStormTripsTheBreakerOfItsTargetOnly(t *testing.T) {
 	for range 10 {
 		_, err := a.UnaryCall(ctx, request("a"))
 		assert.Equal(t, codes.Unavailable, status.Code(err))
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 		stop, ok := errors.AsType[*pipeline.StopError](err)
 		require.True(t, ok, "%v", err)
 		assert.Equal(t, "passthrough:///a", stop.Name, "the refusal names its target")
@@ -175,7 +175,7 @@ func TestPermanentCodesAreSentOnce(t *testing.T) {
 		if assert.Len(t, st.Details(), 1, "%v", code) {
 			assert.Equal(t, "why", string(st.Details()[0].(*testgrpc.Payload).GetBody()))
 		}
-		assert.ErrorIs(t, err, pipeline.ErrPermanent, "%v", code)
+		assert.ErrorIs(t, err, pipeline.Permanent, "%v", code)
 		assert.Equal(t, 1, svc.Calls(unaryMethod)-before, "%v was sent again", code)
 	}
 }
@@ -419,7 +419,7 @@ func TestARefusedRPCReturnsAtOnce(t *testing.T) {
 				}
 			}
 		}
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable, "pause %v", pause)
+		assert.ErrorIs(t, err, pipeline.DependencyUnavailable, "pause %v", pause)
 		assert.GreaterOrEqual(t, advanced, pause, "the refusal waited its pause on the client's clock")
 		assert.NoError(t, ctx.Err(), "the refusal returned before the test's context ended, not at its end")
 	}

@@ -69,7 +69,7 @@ func TestHandlerReportsEveryKey(t *testing.T) {
 		})
 		// Two failures in a row, 100 ms apart, open its breaker: its budget
 		// paid one retry, and has refilled for 105 ms at 3 tokens a second.
-		require.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		require.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		alone, err := standard.New[int](standard.Config{Name: "alone"})
 		require.NoError(t, err)
 

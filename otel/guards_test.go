@@ -88,7 +88,7 @@ func TestGuardScenario(t *testing.T) {
 		wg := concurrent(func() { assert.NoError(t, r.run(rl, "rl.B", sleeper(0))) })
 		assert.Equal(t, []string{"resilience.ratelimit.tokens{stage.kind=ratelimit,stage.name=rl} -1"},
 			matching(r.metrics(t), "resilience.ratelimit"), "while B waits for a token promised to it")
-		assert.ErrorIs(t, r.run(rl, "rl.C", sleeper(0)), pipeline.ErrRateLimited)
+		assert.ErrorIs(t, r.run(rl, "rl.C", sleeper(0)), pipeline.RateLimited)
 		wg.Wait()
 
 		bh, err := bulkhead.New(bulkhead.Config{Name: "bh", MaxConcurrent: 1, MaxQueue: 1, MaxWait: time.Second})
@@ -106,7 +106,7 @@ func TestGuardScenario(t *testing.T) {
 				func() { assert.NoError(t, r.run(p, c.name+".A", sleeper(30*time.Millisecond))) },
 				func() { assert.NoError(t, r.run(p, c.name+".B", sleeper(30*time.Millisecond))) },
 			)
-			assert.ErrorIs(t, r.run(p, c.name+".C", sleeper(0)), pipeline.ErrConcurrencyLimited)
+			assert.ErrorIs(t, r.run(p, c.name+".C", sleeper(0)), pipeline.ConcurrencyLimited)
 			if c.name == "bh" {
 				assert.Equal(t, []string{
 					"resilience.concurrency.in_flight{stage.kind=adaptive,stage.name=ad} 0",

@@ -83,8 +83,8 @@ func TestScenario(t *testing.T) {
 		}
 
 		require.NoError(t, call("A", context.Background(), ok))
-		assert.ErrorIs(t, call("B", context.Background(), fail), pipeline.ErrAttemptsExhausted)
-		assert.ErrorIs(t, call("C", context.Background(), ok), pipeline.ErrDependencyUnavailable)
+		assert.ErrorIs(t, call("B", context.Background(), fail), pipeline.AttemptsExhausted)
+		assert.ErrorIs(t, call("C", context.Background(), ok), pipeline.DependencyUnavailable)
 		time.Sleep(time.Second) // the break, on the bubble's clock
 		require.NoError(t, call("D", context.Background(), ok))
 		time.Sleep(time.Second) // a trip window: the pressure a recovery leaves has faded

@@ -81,7 +81,7 @@ func TestStagesOfAHandBuiltCard(t *testing.T) {
 		}))
 		assert.ErrorIs(t, call("hung", context.Background(), func(ctx context.Context) (string, error) {
 			return "", wait(ctx, time.Minute)
-		}), pipeline.ErrAttemptsExhausted)
+		}), pipeline.AttemptsExhausted)
 
 		assert.Equal(t, []string{
 			"resilience.attempt.duration{pipeline.name=h,verdict=canceled} count=1 sum=0.05", // the hedge's losing copy

@@ -38,7 +38,7 @@ func TestScopes(t *testing.T) {
 		fail := func(ctx context.Context) (string, error) { return "", errBoom }
 
 		_, err = s.Execute(context.Background(), "down", fail) // two failures trip it
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		_, err = s.Execute(context.Background(), "up", ok)
 		require.NoError(t, err)
 
@@ -88,7 +88,7 @@ func TestNewStandardKeepsYourHooks(t *testing.T) {
 		p = p.With(pipeline.Options[string]{OnEvent: hook})
 		fail := func(ctx context.Context) (string, error) { return "", errBoom }
 		_, err = p.Execute(context.Background(), fail)
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		assert.Equal(t, []string{
 			"pipeline attempt", "retry retry.scheduled", "pipeline attempt",
 			"breaker breaker.transition", "retry stopped",
@@ -158,7 +158,7 @@ func TestScopesMeasureEveryCall(t *testing.T) {
 			require.NoError(t, err)
 		}
 		_, err = get("c").Execute(context.Background(), fail)
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 
 		assert.Equal(t, []string{
 			"resilience.call.duration{outcome=attempts_exhausted,pipeline.name=tenants} count=1 sum=0.1",

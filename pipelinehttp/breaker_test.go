@@ -47,7 +47,7 @@ func TestBreakerOpensOnABurstOf503s(t *testing.T) {
 	assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, waits)
 	_, isURLError := errors.AsType[*url.Error](err)
 	assert.True(t, isURLError, "http.Client wraps the transport's error in a *url.Error: %v", err)
-	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 	stop, ok := errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, "breaker", stop.Stage)
@@ -68,7 +68,7 @@ func TestBreakerOpensOnABurstOf503s(t *testing.T) {
 	resp, waits, err = h.do(t, newRequest(t, http.MethodGet, srv.URL, "3", ""))
 	assert.Nil(t, resp)
 	assert.Empty(t, waits)
-	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 	assert.Empty(t, srv.seen("3"))
 	assert.Equal(t, 5, srv.total())
 

@@ -169,7 +169,7 @@ func TestTooLittleTimeIsNotSent(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.URL, nil)
 	_, err := toB.Do(req)
-	assert.ErrorIs(t, err, pipeline.ErrTooLittleTime)
+	assert.ErrorIs(t, err, pipeline.TooLittleTime)
 	se, ok := errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, pipelinehttp.Kind, se.Stage)

@@ -74,7 +74,7 @@ func TestTLSErrorsArePermanent(t *testing.T) {
 			assert.Nil(t, resp)
 			require.Error(t, err)
 			assert.True(t, c.check(err), "%v", err)
-			assert.ErrorIs(t, err, pipeline.ErrPermanent)
+			assert.ErrorIs(t, err, pipeline.Permanent)
 			assert.Empty(t, waits)
 			u, _ := url.Parse(c.url)
 			p, err := h.tr.Pipeline(pipelinehttp.HostOf(u))
@@ -111,7 +111,7 @@ func TestMalformedRequests(t *testing.T) {
 			assert.Empty(t, waits)
 			assert.Equal(t, 0, srv.total())
 			if c.state {
-				assert.ErrorIs(t, err, pipeline.ErrPermanent)
+				assert.ErrorIs(t, err, pipeline.Permanent)
 				assert.Equal(t, 1, h.tr.Len())
 			} else {
 				assert.Zero(t, h.tr.Len())

@@ -41,7 +41,7 @@ func TestHealthListsEveryHostWithoutUsingIt(t *testing.T) {
 			requireWhole(t, resp, errorSize) // and closed
 		}
 		if err != nil {
-			require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+			require.ErrorIs(t, err, pipeline.DependencyUnavailable)
 			break // refused: the breaker is open
 		}
 	}

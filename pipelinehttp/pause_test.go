@@ -37,7 +37,7 @@ func openTransport(t testing.TB, base dead, pause time.Duration) *http.Client {
 	c := &http.Client{Transport: tr}
 	for {
 		_, err := c.Get("https://dead.test/")
-		if errors.Is(err, pipeline.ErrDependencyUnavailable) {
+		if errors.Is(err, pipeline.DependencyUnavailable) {
 			return c
 		}
 	}
@@ -66,7 +66,7 @@ func TestARefusalReturnsAtOnceThroughTheIntegrations(t *testing.T) {
 				for range 100 {
 					before, start := base.calls.Load(), time.Now()
 					_, err := client.Get("https://dead.test/")
-					require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+					require.ErrorIs(t, err, pipeline.DependencyUnavailable)
 					if base.calls.Load() != before {
 						continue // a probe, retried
 					}

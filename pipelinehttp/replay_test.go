@@ -144,7 +144,7 @@ func TestNotResentError(t *testing.T) {
 	_, _, err := h.do(t, newRequest(t, http.MethodPost, srv.URL, "1", "body"))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, pipelinehttp.ErrNotResent)
-	assert.ErrorIs(t, err, pipeline.ErrPermanent)
+	assert.ErrorIs(t, err, pipeline.Permanent)
 	assert.Contains(t, err.Error(), "pipelinehttp: not sent again (the request is not replayable and may have reached the server): ")
 	stop, ok := errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok)

@@ -90,7 +90,7 @@ import (
 //
 // A refusal (an open breaker, an empty retry budget) and a call that ends on
 // an error return a *pipeline.StopError, which an http.Client wraps in a
-// *url.Error: errors.Is(err, pipeline.ErrDependencyUnavailable) and
+// *url.Error: errors.Is(err, pipeline.DependencyUnavailable) and
 // errors.AsType[*pipeline.StopError](err) see through both.
 //
 // A Transport is safe for concurrent use. Build one with [New] or

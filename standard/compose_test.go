@@ -63,7 +63,7 @@ func TestComposeBuildsTheCardFromConfigurations(t *testing.T) {
 
 		before := funds.Tokens()
 		_, err = p.Execute(t.Context(), func(context.Context) (string, error) { return "", errDown })
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable, "the breaker given tripped after two attempts")
+		assert.ErrorIs(t, err, pipeline.DependencyUnavailable, "the breaker given tripped after two attempts")
 		assert.Equal(t, breaker.Open, brk.State())
 		assert.Equal(t, 2, calls)
 		assert.Less(t, funds.Tokens(), before, "the budget given paid the retry")

@@ -86,7 +86,7 @@ func TestTheBreakerSamplesEveryAttempt(t *testing.T) {
 			attempts.Add(1)
 			return "", errDown
 		})
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 		assert.Equal(t, int32(2), attempts.Load(), "the third attempt was refused")
 		assert.Equal(t, breaker.Open, p.Breaker.State())
 	})
@@ -100,7 +100,7 @@ func TestARetryOverrideReachesTheRetry(t *testing.T) {
 			attempts.Add(1)
 			return "", errDown
 		})
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		assert.Equal(t, int32(4), attempts.Load())
 	})
 }

@@ -58,7 +58,7 @@ func TestGRPCClientReportsEveryTargetThroughOneField(t *testing.T) {
 		_, err := client.Check(t.Context(), &healthpb.HealthCheckRequest{})
 		require.Error(t, err)
 		assert.Equal(t, codes.Unavailable, status.Code(err))
-		if errors.Is(err, pipeline.ErrDependencyUnavailable) {
+		if errors.Is(err, pipeline.DependencyUnavailable) {
 			refused++
 		}
 	}

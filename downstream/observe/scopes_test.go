@@ -51,7 +51,7 @@ func TestScopesReportEveryKeyThroughOneCall(t *testing.T) {
 	for range storm {
 		_, err := scopes.Execute(t.Context(), key, fetch)
 		require.Error(t, err)
-		if errors.Is(err, pipeline.ErrDependencyUnavailable) {
+		if errors.Is(err, pipeline.DependencyUnavailable) {
 			refused++
 		}
 	}

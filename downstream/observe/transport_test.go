@@ -54,7 +54,7 @@ func TestTransportReportsEveryHostThroughOneField(t *testing.T) {
 	for range storm {
 		resp, err := client.Get(srv.URL)
 		if err != nil {
-			require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+			require.ErrorIs(t, err, pipeline.DependencyUnavailable)
 			refused++
 			continue
 		}

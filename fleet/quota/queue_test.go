@@ -207,7 +207,7 @@ func TestQuotaACallWhoseWaitRunsOutLeavesTheQueue(t *testing.T) {
 	b := h.arrive(t, context.Background())
 	require.NoError(t, h.clock.BlockUntilContext(t.Context(), 3), "the loop's pause and the calls' waits")
 	h.clock.Advance(30 * time.Minute)
-	assert.ErrorIs(t, a.result(t), pipeline.ErrRateLimited)
+	assert.ErrorIs(t, a.result(t), pipeline.RateLimited)
 	require.Eventually(t, func() bool { return h.q.queued.Load() == 1 }, wait, tick)
 	h.q.deposit(1)
 	require.NoError(t, b.result(t), "the token went to the call still waiting")

@@ -166,7 +166,7 @@ func TestQuotaGuard(t *testing.T) {
 	assert.Equal(t, "quota", stop.Stage)
 	assert.Equal(t, "partner", stop.Name)
 	assert.Equal(t, pipeline.RateLimited, stop.Reason)
-	assert.ErrorIs(t, err, pipeline.ErrRateLimited)
+	assert.ErrorIs(t, err, pipeline.RateLimited)
 	assert.Greater(t, stop.RetryAfter, 900*time.Millisecond)
 	assert.LessOrEqual(t, stop.RetryAfter, time.Second)
 	assert.Equal(t, 1, ran)

@@ -130,7 +130,7 @@ func TestQuotaGuardNeverWaitsPastTheDeadline(t *testing.T) {
 	short := newWaiting(t, redisAddr(t), time.Minute) // MaxWait below the 100 s to the next token
 	short.spend(t)
 	_, err = short.pl.Execute(context.Background(), ran)
-	assert.ErrorIs(t, err, pipeline.ErrRateLimited)
+	assert.ErrorIs(t, err, pipeline.RateLimited)
 	for _, e := range short.events.all() {
 		assert.IsType(t, pipeline.Stopped{}, e, "no wait")
 	}
@@ -154,7 +154,7 @@ func TestQuotaGuardWaitEndsWithCtxOrClose(t *testing.T) {
 	done = w.execute(context.Background())
 	require.NoError(t, w.clock.BlockUntilContext(t.Context(), 2))
 	w.q.Close()
-	assert.ErrorIs(t, <-done, pipeline.ErrRateLimited)
+	assert.ErrorIs(t, <-done, pipeline.RateLimited)
 }
 
 // While Redis is down, a waiting call sleeps until the local share's next
@@ -214,7 +214,7 @@ func TestQuotaGuardWaitingHammer(t *testing.T) {
 					switch {
 					case err == nil:
 						admitted.Add(1)
-					case errors.Is(err, pipeline.ErrRateLimited):
+					case errors.Is(err, pipeline.RateLimited):
 						refused.Add(1)
 					default:
 						t.Errorf("not a refusal: %v", err)

@@ -104,7 +104,7 @@ func ExampleBreaker_Isolate() {
 	b, _ := breaker.New(breaker.Config{})
 	b.Isolate()
 	_, err := b.Admit()
-	fmt.Println(b.State(), errors.Is(err, pipeline.ErrDependencyUnavailable))
+	fmt.Println(b.State(), errors.Is(err, pipeline.DependencyUnavailable))
 	b.Reset()
 	fmt.Println(b.State())
 	// Output:

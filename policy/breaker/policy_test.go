@@ -62,7 +62,7 @@ func TestRetryThenBreakerTripRefusesNextAttempt(t *testing.T) {
 	assert.Equal(t, pipeline.DependencyUnavailable, se.Reason)
 	assert.Equal(t, "breaker", se.Stage)
 	assert.Equal(t, 15*time.Second, se.RetryAfter)
-	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 	require.Len(t, stops, 1)
 	assert.Same(t, se, stops[0])
 }
@@ -151,7 +151,7 @@ func TestOneBreakerManyResultTypes(t *testing.T) {
 	_, _ = strs.Execute(context.Background(), func(context.Context) (string, error) { return "", errBoom })
 	assert.Equal(t, breaker.Open, r.state())
 	_, err := ints.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil })
-	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 }
 
 // TestPanickingHookOnProbeSuccessRecordsOnce: the probe succeeds and closes the
@@ -246,7 +246,7 @@ func TestARefusalAllocatesNothing(t *testing.T) {
 	fn := func(context.Context) (int, error) { return 1, nil }
 	ctx := context.Background()
 	_, first := p.Execute(ctx, fn)
-	require.ErrorIs(t, first, pipeline.ErrDependencyUnavailable)
+	require.ErrorIs(t, first, pipeline.DependencyUnavailable)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = p.Execute(ctx, fn) }))
 	_, again := p.Execute(ctx, fn)
 	assert.Same(t, first, again, "the refusals of one millisecond share their error")

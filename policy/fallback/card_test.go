@@ -57,7 +57,7 @@ func TestFallbackOverARefusingBreaker(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "from cache", v)
 		assert.False(t, ran, "the breaker refused: the work never ran")
-		assert.ErrorIs(t, replaced, pipeline.ErrDependencyUnavailable)
+		assert.ErrorIs(t, replaced, pipeline.DependencyUnavailable)
 		stop, ok := errors.AsType[*pipeline.StopError](replaced)
 		require.True(t, ok)
 		assert.Equal(t, "breaker", stop.Stage)
@@ -79,7 +79,7 @@ func TestFallbackAfterRetriesRunOut(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "from cache", v)
 		assert.Equal(t, retryrule.DefaultMaxAttempts, attempts)
-		assert.ErrorIs(t, replaced, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, replaced, pipeline.AttemptsExhausted)
 		assert.ErrorIs(t, replaced, errDown)
 	})
 }

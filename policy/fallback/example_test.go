@@ -50,7 +50,7 @@ func ExampleConfig_when() {
 		panic(err)
 	}
 	fb, err := fallback.New(fallback.Config[string]{
-		When: func(r pipeline.Result[string]) bool { return errors.Is(r.Err, pipeline.ErrDependencyUnavailable) },
+		When: func(r pipeline.Result[string]) bool { return errors.Is(r.Err, pipeline.DependencyUnavailable) },
 		Func: func(context.Context, pipeline.Result[string]) (string, error) { return "degraded", nil },
 	})
 	if err != nil {

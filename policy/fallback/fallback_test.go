@@ -23,7 +23,7 @@ var errDown = errors.New("dependency down")
 func TestConformance(t *testing.T) {
 	pipelinetest.Run(t, func() pipeline.Policy[string] {
 		p, err := fallback.New(fallback.Config[string]{
-			When: func(r pipeline.Result[string]) bool { return errors.Is(r.Err, pipeline.ErrDependencyUnavailable) },
+			When: func(r pipeline.Result[string]) bool { return errors.Is(r.Err, pipeline.DependencyUnavailable) },
 			Func: func(context.Context, pipeline.Result[string]) (string, error) { return "fallback", nil },
 		})
 		require.NoError(t, err)

@@ -40,7 +40,7 @@ func hammer(t *testing.T) {
 	fb, err := fallback.New(fallback.Config[string]{
 		Func: func(ctx context.Context, r pipeline.Result[string]) (string, error) {
 			fallbacks.Add(1)
-			if errors.Is(r.Err, pipeline.ErrDependencyUnavailable) {
+			if errors.Is(r.Err, pipeline.DependencyUnavailable) {
 				refusals.Add(1)
 			}
 			return fmt.Sprintf("fallback of %v", ctx.Value(callKey{})), nil

@@ -21,9 +21,9 @@ type rule struct {
 
 var rules = []rule{
 	{"default (Failed)", nil},
-	{"refusals", func(r pipeline.Result[string]) bool { return errors.Is(r.Err, pipeline.ErrDependencyUnavailable) }},
+	{"refusals", func(r pipeline.Result[string]) bool { return errors.Is(r.Err, pipeline.DependencyUnavailable) }},
 	{"exhausted or permanent", func(r pipeline.Result[string]) bool {
-		return errors.Is(r.Err, pipeline.ErrAttemptsExhausted) || errors.Is(r.Err, pipeline.ErrPermanent) || r.Verdict.Kind == outcome.Permanent
+		return errors.Is(r.Err, pipeline.AttemptsExhausted) || errors.Is(r.Err, pipeline.Permanent) || r.Verdict.Kind == outcome.Permanent
 	}},
 	{"transient values", func(r pipeline.Result[string]) bool { return r.Err == nil && r.Verdict.Kind == outcome.Transient }},
 }

@@ -53,7 +53,7 @@ func TestTransientFaultsAreRetriedAndCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		br := newBreaker(t)
 		_, err := card(t, br, fault.Config[string]{Transient: 1}).Execute(t.Context(), work)
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		assert.ErrorIs(t, err, fault.ErrInjected)
 		assert.Equal(t, retryrule.DefaultMaxAttempts, br.Snapshot().ConsecutiveFailures)
 	})
@@ -67,7 +67,7 @@ func TestThrottledFaultsWaitTheirHint(t *testing.T) {
 		start := time.Now()
 		_, err := card(t, br, fault.Config[string]{Throttled: 1, RetryAfter: 2 * time.Second}).Execute(t.Context(), work)
 		assert.Equal(t, 2*2*time.Second, time.Since(start), "two waits of the hint between three attempts")
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		assert.Zero(t, br.Snapshot().ConsecutiveFailures)
 	})
 }
@@ -93,7 +93,7 @@ func TestInjectedLatencyIsCutByTheAttemptTimeout(t *testing.T) {
 		start := time.Now()
 		_, err := card(t, br, fault.Config[string]{Latency: 1, Delay: 5 * time.Second}).Execute(t.Context(), work)
 		assert.Equal(t, 3*time.Second, time.Since(start))
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		assert.ErrorIs(t, err, outcome.ErrTimeout)
 		assert.Equal(t, retryrule.DefaultMaxAttempts, br.Snapshot().ConsecutiveFailures)
 	})

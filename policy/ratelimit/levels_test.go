@@ -24,10 +24,10 @@ func TestSheddableCallsLeaveTheLastQuarterOfTheBucket(t *testing.T) {
 	for range 6 {
 		require.NoError(t, call(criticality.Sheddable))
 	}
-	assert.ErrorIs(t, call(criticality.Sheddable), pipeline.ErrRateLimited, "three quarters of 8 tokens are Sheddable's")
+	assert.ErrorIs(t, call(criticality.Sheddable), pipeline.RateLimited, "three quarters of 8 tokens are Sheddable's")
 	require.NoError(t, call(criticality.Default), "the last quarter is the others'")
 	require.NoError(t, call(criticality.Critical))
-	assert.ErrorIs(t, call(criticality.Critical), pipeline.ErrRateLimited, "empty")
+	assert.ErrorIs(t, call(criticality.Critical), pipeline.RateLimited, "empty")
 }
 
 // At one instant a higher level is admitted whenever a lower one is: from
@@ -57,5 +57,5 @@ func TestWithABurstOfOneEveryLevelTakesTheToken(t *testing.T) {
 	_, err = p.Execute(criticality.With(context.Background(), criticality.Sheddable), func(context.Context) (int, error) { return 1, nil })
 	assert.NoError(t, err, "the one token, whatever the level")
 	_, err = p.Execute(criticality.With(context.Background(), criticality.Critical), func(context.Context) (int, error) { return 1, nil })
-	assert.ErrorIs(t, err, pipeline.ErrRateLimited)
+	assert.ErrorIs(t, err, pipeline.RateLimited)
 }

@@ -37,7 +37,7 @@ func TestBreakerTripStopsTheRetry(t *testing.T) {
 		assert.Equal(t, 1, e.Attempts)
 		assert.Same(t, errBoom, e.Err, "the last real attempt's error")
 		assert.Zero(t, v, "the last real attempt's value was released when its retry was decided")
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+		assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 		assert.Equal(t, 30.0, bud.Tokens(), "the refused retry is not charged")
 	})
 }

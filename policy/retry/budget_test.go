@@ -44,7 +44,7 @@ func TestBudgetRefusalStopsTheCallWithItsHint(t *testing.T) {
 		assert.Equal(t, time.Second/3+1, e.RetryAfter, "time until one token at 3 tokens/s")
 		assert.Equal(t, 3, e.Attempts)
 		assert.Same(t, errBoom, e.Err)
-		assert.ErrorIs(t, err, pipeline.ErrBudgetExhausted)
+		assert.ErrorIs(t, err, pipeline.BudgetExhausted)
 		assert.Equal(t, []*pipeline.StopError{e}, ev.stops(), "the refusal is reported")
 		assert.Len(t, ev.scheduled(), 2)
 		assert.Zero(t, b.Tokens())

@@ -43,7 +43,7 @@ func TestBackoffWaitsOnThePipelineClock(t *testing.T) {
 	require.NoError(t, clock.BlockUntilContext(ctx, 1))
 	clock.Advance(200 * time.Millisecond)
 	<-attempts
-	assert.ErrorIs(t, <-done, pipeline.ErrAttemptsExhausted)
+	assert.ErrorIs(t, <-done, pipeline.AttemptsExhausted)
 }
 
 // TestDeadlineIsReadOnRealTimeWhateverTheClock: a fake clock set decades before

@@ -119,7 +119,7 @@ func Example_budgetExhausted() {
 	stopErr, _ := errors.AsType[*pipeline.StopError](err)
 	fmt.Println(stopErr.Reason, "after", stopErr.Attempts, "attempts")
 	fmt.Println("retry after", stopErr.RetryAfter.Round(time.Millisecond))
-	fmt.Println(errors.Is(err, pipeline.ErrBudgetExhausted), errors.Is(err, errDown))
+	fmt.Println(errors.Is(err, pipeline.BudgetExhausted), errors.Is(err, errDown))
 	// Output:
 	// retry budget exhausted after 2 attempts
 	// retry after 333ms

@@ -76,7 +76,7 @@ func TestRefusalPauseIsBoundedByTheDeadline(t *testing.T) {
 		start := time.Now()
 		_, err := p.Execute(ctx, newWork(succeed(1)).fn)
 		assert.Equal(t, 30*time.Millisecond, time.Since(start))
-		assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable, "the refusal is still the reason")
+		assert.ErrorIs(t, err, pipeline.DependencyUnavailable, "the refusal is still the reason")
 	})
 }
 
@@ -112,7 +112,7 @@ func TestRefusalPauseEndsWhenTheCallerCancels(t *testing.T) {
 		select {
 		case err := <-done:
 			assert.Zero(t, time.Since(start))
-			assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+			assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 		default:
 			t.Fatal("the refusal pause outlived the caller's cancellation")
 		}

@@ -32,7 +32,7 @@ func TestTransientFailuresFollowTheBackoff(t *testing.T) {
 		assert.Equal(t, pipeline.AttemptsExhausted, e.Reason)
 		assert.Equal(t, 5, e.Attempts)
 		assert.Same(t, errBoom, e.Err)
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 		assert.ErrorIs(t, err, errBoom)
 
 		sched := ev.scheduled()
@@ -53,7 +53,7 @@ func TestThrottledFailuresStartFromTheThrottledBase(t *testing.T) {
 		w := newWork(fail(outcome.MarkThrottled(errBoom, 0)))
 		_, err := p.Execute(t.Context(), w.fn)
 		assert.Equal(t, ms(0, 1000, 3000, 7000), w.attempts())
-		assert.ErrorIs(t, err, pipeline.ErrAttemptsExhausted)
+		assert.ErrorIs(t, err, pipeline.AttemptsExhausted)
 	})
 }
 
@@ -143,7 +143,7 @@ func TestHintBeyondTheDeadlineStopsAtOnce(t *testing.T) {
 		e := stopError(t, err)
 		assert.Equal(t, pipeline.HintBeyondDeadline, e.Reason, "a wait ending exactly at the deadline leaves no time for the attempt")
 		assert.Equal(t, 2*time.Second, e.RetryAfter, "the hint is kept")
-		assert.ErrorIs(t, err, pipeline.ErrHintBeyondDeadline)
+		assert.ErrorIs(t, err, pipeline.HintBeyondDeadline)
 		assert.NotErrorIs(t, err, context.DeadlineExceeded, "no deadline passed: the hint ended the call")
 		assert.Contains(t, err.Error(), "retry-after hint outlasts the deadline (retry after 2s)")
 	})
@@ -158,7 +158,7 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 		e := stopError(t, err)
 		assert.Equal(t, pipeline.Permanent, e.Reason)
 		assert.Equal(t, 1, e.Attempts)
-		assert.ErrorIs(t, err, pipeline.ErrPermanent)
+		assert.ErrorIs(t, err, pipeline.Permanent)
 		assert.ErrorIs(t, err, errBoom)
 	})
 }

@@ -84,7 +84,7 @@
 // # What the other stages see
 //
 // A refusal is a *pipeline.StopError of Stage "throttle", Reason
-// pipeline.DependencyUnavailable (it matches pipeline.ErrDependencyUnavailable,
+// pipeline.DependencyUnavailable (it matches pipeline.DependencyUnavailable,
 // as a breaker's refusal does: both say the dependency has been failing us)
 // and no retry-after hint, with a self-imposed Throttled verdict: no breaker
 // counts it, no budget pays for it, and a retry outside stops rather than

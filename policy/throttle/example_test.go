@@ -39,7 +39,7 @@ func Example() {
 	calls := func(n int) (refusal error) {
 		for range n {
 			clock.Advance(100 * time.Millisecond)
-			if _, err := p.Execute(context.Background(), search); errors.Is(err, pipeline.ErrDependencyUnavailable) {
+			if _, err := p.Execute(context.Background(), search); errors.Is(err, pipeline.DependencyUnavailable) {
 				refusal = err
 			}
 		}

@@ -79,7 +79,7 @@ func TestHammerTheStage(t *testing.T) {
 						accepted.Add(1)
 						return 1, nil
 					})
-					if errors.Is(err, pipeline.ErrDependencyUnavailable) {
+					if errors.Is(err, pipeline.DependencyUnavailable) {
 						refused.Add(1)
 					} else if err != nil && !errors.Is(err, errDown) && !errors.Is(err, context.Canceled) {
 						t.Errorf("Execute returned %v", err)

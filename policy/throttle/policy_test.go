@@ -112,7 +112,7 @@ func TestAFailingDependencyIsThrottled(t *testing.T) {
 	assert.Equal(t, "search", stop.Name)
 	assert.Equal(t, pipeline.DependencyUnavailable, stop.Reason)
 	assert.Zero(t, stop.RetryAfter, "a random refusal has no better moment to come back at")
-	assert.ErrorIs(t, last, pipeline.ErrDependencyUnavailable, "matched as a breaker's refusal is")
+	assert.ErrorIs(t, last, pipeline.DependencyUnavailable, "matched as a breaker's refusal is")
 	assert.Equal(t, outcome.Throttled, refusal.Kind)
 	assert.True(t, refusal.SelfImposed, "a refusal of our own is never evidence against the dependency")
 	assert.False(t, refusal.Retryable())
@@ -183,7 +183,7 @@ func TestOneThrottleServesPipelinesOfEveryType(t *testing.T) {
 	_, err := ints.Execute(context.Background(), func(context.Context) (int, error) { return 0, errDown })
 	require.ErrorIs(t, err, errDown)
 	_, err = strings.Execute(context.Background(), func(context.Context) (string, error) { return "", nil })
-	assert.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	assert.ErrorIs(t, err, pipeline.DependencyUnavailable)
 }
 
 func TestTheSuccessPathAllocatesNothing(t *testing.T) {
@@ -204,7 +204,7 @@ func TestARefusalAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	_, _ = p.Execute(ctx, func(context.Context) (int, error) { return 0, errDown })
 	_, err := p.Execute(ctx, ok)
-	require.ErrorIs(t, err, pipeline.ErrDependencyUnavailable)
+	require.ErrorIs(t, err, pipeline.DependencyUnavailable)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = p.Execute(ctx, ok) }))
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = th.Admit() }))
 }

@@ -135,7 +135,7 @@ type Ticket struct {
 // that is what keeps the probability up while the dependency is still
 // rejecting. Admit then returns the zero Ticket and a *pipeline.StopError of
 // Stage "throttle" and Reason pipeline.DependencyUnavailable (matching
-// pipeline.ErrDependencyUnavailable) with no retry-after hint: each attempt
+// pipeline.DependencyUnavailable) with no retry-after hint: each attempt
 // is refused at random, so no moment is better to come back at than
 // another. Every refusal returns the same StopError: treat it as read-only.
 //
