@@ -103,8 +103,11 @@ func (r Reason) contextErr() error {
 // deadline or cancellation, the context's cause are reachable through it with
 // errors.Is and errors.As.
 type StopError struct {
-	// Stage is the kind of stage that stopped: "breaker", "retry", "timeout",
-	// ...
+	// Stage is the kind of stage that stopped, its [StageInfo].Kind: one of
+	// "timeout", "retry", "breaker", "hedge", "ceiling", "bulkhead",
+	// "adaptive", "ratelimit", "throttle", "quota" (the fleet's), "http"
+	// (pipelinehttp's refusal of an attempt with too little time left), or
+	// a stage of your own's.
 	Stage string
 	// Name is that stage's own name ([StageInfo].Name), typically the
 	// dependency's: in the standard pipeline every stage carries the name of

@@ -9,7 +9,7 @@ import (
 // (see Shares).
 const (
 	defaultShare   = 1
-	SheddableShare = 0.75
+	sheddableShare = 0.75
 )
 
 // Shares is the one rule by which every limit of the library honours
@@ -25,8 +25,8 @@ const (
 // every level may take a unit of an empty limit, however small its share,
 // so no level waits on an idle limit.
 //
-// The zero value is the default shares: Default 1 and Sheddable
-// [SheddableShare] (0.75). So an unmarked call may fill a limit as it could
+// The zero value is the default shares: Default 1 and Sheddable 0.75. So
+// an unmarked call may fill a limit as it could
 // before levels existed (a bulkhead of 32 slots runs 32 unmarked calls),
 // Sheddable calls leave the top quarter of every limit to the others, and
 // Critical calls differ from Default ones where limits queue (they are
@@ -38,7 +38,7 @@ type Shares struct {
 	// 0 means 1.
 	Default float64
 	// Sheddable is the fraction Sheddable calls may fill, in (0, Default];
-	// 0 means SheddableShare (0.75).
+	// 0 means 0.75.
 	Sheddable float64
 }
 
@@ -71,7 +71,7 @@ func (s Shares) of(l Level) float64 {
 		if s.Sheddable != 0 {
 			return s.Sheddable
 		}
-		return SheddableShare
+		return sheddableShare
 	}
 	if s.Default != 0 {
 		return s.Default

@@ -54,12 +54,12 @@ func Limits(name string, limits ...any) Source {
 func readLimit(l any) Limit {
 	switch l := l.(type) {
 	case *bulkhead.Bulkhead:
-		return Limit{Kind: bulkhead.Kind, Name: l.Name(), InUse: float64(l.InFlight()), Limit: float64(l.Limit()), Queued: l.Queued()}
+		return Limit{Kind: "bulkhead", Name: l.Name(), InUse: float64(l.InFlight()), Limit: float64(l.Limit()), Queued: l.Queued()}
 	case *adaptive.Limiter:
-		return Limit{Kind: adaptive.Kind, Name: l.Name(), InUse: float64(l.InFlight()), Limit: float64(l.Limit())}
+		return Limit{Kind: "adaptive", Name: l.Name(), InUse: float64(l.InFlight()), Limit: float64(l.Limit())}
 	case *ratelimit.Limiter:
 		burst := float64(l.Burst())
-		return Limit{Kind: ratelimit.Kind, Name: l.Name(), InUse: min(max(burst-l.Tokens(), 0), burst), Limit: burst}
+		return Limit{Kind: "ratelimit", Name: l.Name(), InUse: min(max(burst-l.Tokens(), 0), burst), Limit: burst}
 	}
 	return Limit{}
 }

@@ -34,10 +34,10 @@ func TestLimitsAreReadAsTheyStandWithoutChangingThem(t *testing.T) {
 		require.Len(t, rep.Dependencies, 1)
 		got := rep.Dependencies[0].Limits
 		require.Len(t, got, 3)
-		assert.Equal(t, health.Limit{Kind: bulkhead.Kind, Name: "pool", InUse: 1, Limit: 4}, got[0])
-		assert.Equal(t, adaptive.Kind, got[1].Kind)
+		assert.Equal(t, health.Limit{Kind: "bulkhead", Name: "pool", InUse: 1, Limit: 4}, got[0])
+		assert.Equal(t, "adaptive", got[1].Kind)
 		assert.Equal(t, float64(a.Limit()), got[1].Limit)
-		assert.Equal(t, health.Limit{Kind: ratelimit.Kind, Name: "quota", InUse: 1, Limit: 5}, got[2])
+		assert.Equal(t, health.Limit{Kind: "ratelimit", Name: "quota", InUse: 1, Limit: 5}, got[2])
 	}
 	assert.Equal(t, 1, b.InFlight())
 	out, err := json.Marshal(deps.Report())

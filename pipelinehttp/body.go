@@ -11,7 +11,7 @@ import (
 	"github.com/resilience-go/pipeline/internal/clock"
 )
 
-// DrainLimit is how much of a discarded response's body (a retried 503, a
+// drainLimit is how much of a discarded response's body (a retried 503, a
 // hedge's loser) the transport reads before closing it. An HTTP/1.1
 // connection can carry the next request only once the body before it has
 // been read to its end, so a short error page is read whole and its
@@ -19,18 +19,18 @@ import (
 // nothing, and its connection is closed instead. net/http's Client reads up
 // to 2 KiB of a redirect's body for the same reason; error pages are often a
 // little longer (a proxy's HTML 503), hence 4 KiB.
-const DrainLimit = 4 << 10
+const drainLimit = 4 << 10
 
 // release frees a response the pipeline discards: it reads what is left of a
 // short body, so that the connection can be reused, and closes it. A body
-// whose declared length exceeds DrainLimit is closed at once, as net/http's
+// whose declared length exceeds drainLimit is closed at once, as net/http's
 // Client does with a redirect's body.
 func release(resp *http.Response) {
 	if resp.Body == nil {
 		return
 	}
-	if resp.ContentLength <= DrainLimit { // -1 (unknown) included
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, DrainLimit+1))
+	if resp.ContentLength <= drainLimit { // -1 (unknown) included
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit+1))
 	}
 	_ = resp.Body.Close()
 }

@@ -129,7 +129,7 @@ func TestMaxHosts(t *testing.T) {
 	}
 	assert.Equal(t, 2, h.tr.Len())
 	var held []string
-	for host := range h.tr.Hosts {
+	for host := range h.tr.Breakers {
 		held = append(held, host.String())
 	}
 	assert.Equal(t, []string{urls[2], urls[1]}, held, "the newest first")

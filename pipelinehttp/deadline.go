@@ -42,7 +42,7 @@ func deadlineHeader(ctx context.Context, r *http.Request, est *latency.Estimator
 	// testing/synctest), whatever the transport's clock.
 	left := time.Until(deadline)
 	if median, n := est.Quantile(est.Now(), 0.5); n >= minMedianSamples && left < median {
-		return outcome.Mark(&pipeline.StopError{Stage: Kind, Name: host.String(), Reason: pipeline.TooLittleTime},
+		return outcome.Mark(&pipeline.StopError{Stage: stage, Name: host.String(), Reason: pipeline.TooLittleTime},
 			outcome.Verdict{Kind: outcome.Throttled, SelfImposed: true})
 	}
 	h := r.Header.Clone()
@@ -54,9 +54,9 @@ func deadlineHeader(ctx context.Context, r *http.Request, est *latency.Estimator
 	return nil
 }
 
-// Kind is the Stage of the stop errors the transport makes itself: the
+// stage is the Stage of the stop errors the transport makes itself: the
 // refusal of an attempt with too little time left.
-const Kind = "http"
+const stage = "http"
 
 // ServerDeadline returns a handler that runs h with each request's context
 // bounded by the time its caller said it has left (TimeoutHeader, as a

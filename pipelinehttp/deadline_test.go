@@ -172,7 +172,7 @@ func TestTooLittleTimeIsNotSent(t *testing.T) {
 	assert.ErrorIs(t, err, pipeline.TooLittleTime)
 	se, ok := errors.AsType[*pipeline.StopError](err)
 	require.True(t, ok, "%v", err)
-	assert.Equal(t, pipelinehttp.Kind, se.Stage)
+	assert.Equal(t, "http", se.Stage)
 	assert.Equal(t, before, b.requests.Load(), "B never saw it")
 }
 

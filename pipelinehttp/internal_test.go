@@ -185,16 +185,16 @@ func TestBodyRunsEachHoldOnce(t *testing.T) {
 }
 
 // TestReleaseDrainsShortBodies checks what release reads before it closes: a
-// short body or one of unknown length up to DrainLimit, a long one not at all.
+// short body or one of unknown length up to drainLimit, a long one not at all.
 func TestReleaseDrainsShortBodies(t *testing.T) {
 	for _, c := range []struct {
 		length, size, read int
 	}{
 		{length: 100, size: 100, read: 100},
 		{length: -1, size: 100, read: 100},
-		{length: -1, size: 1 << 20, read: DrainLimit + 1},
-		{length: DrainLimit, size: DrainLimit, read: DrainLimit},
-		{length: DrainLimit + 1, size: DrainLimit + 1, read: 0},
+		{length: -1, size: 1 << 20, read: drainLimit + 1},
+		{length: drainLimit, size: drainLimit, read: drainLimit},
+		{length: drainLimit + 1, size: drainLimit + 1, read: 0},
 	} {
 		r := &countingReader{r: strings.NewReader(strings.Repeat("x", c.size))}
 		resp := &http.Response{ContentLength: int64(c.length), Body: r}

@@ -120,10 +120,9 @@ func TestARouteKeepsTheReplayMarks(t *testing.T) {
 			_ = resp.Body.Close()
 			assert.Equal(t, int32(1), sent.Load(), "sent once, for all its 503")
 			assert.Equal(t, 1, tr.Len())
-			tr.Hosts(func(h pipelinehttp.Host, _ *standard.Pipeline[*http.Response]) bool {
+			for h := range tr.Breakers {
 				assert.Equal(t, "r", h.Route)
-				return true
-			})
+			}
 		})
 	}
 }

@@ -85,7 +85,7 @@ import (
 // is marked [Streaming]; a read that waits Config.BodyStallTimeout for a
 // byte fails with a [*StallError]; and the caller's context ends it at any
 // time. Closing it ends the call. Every response the pipeline discards (a retried 503, a hedge's
-// loser) is read up to [DrainLimit] and closed, so that its connection is
+// loser) is read up to 4 KiB and closed, so that its connection is
 // reused.
 //
 // A refusal (an open breaker, an empty retry budget) and a call that ends on
@@ -404,14 +404,6 @@ func (t *Transport) Pipeline(h Host) (*standard.Pipeline[*http.Response], error)
 		return nil, err
 	}
 	return s.std, nil
-}
-
-// Hosts calls f for every host the transport holds state for, with its
-// standard pipeline, most recently used first, until f returns false: for h,
-// p := range t.Hosts. It does not count as a use.
-func (t *Transport) Hosts(f func(Host, *standard.Pipeline[*http.Response]) bool) {
-	t.mustBeBuilt()
-	t.hosts.Range(func(h Host, s *scope) bool { return f(h, s.std) })
 }
 
 // Breakers calls f for every host the transport holds state for, with a

@@ -88,7 +88,7 @@ func (r *Report) Chart() chart.Chart {
 		{Name: "offered", Values: pick(func(s Second) int { return s.Offered })},
 		{Name: "attempts", Values: pick(func(s Second) int { return s.Attempts })},
 		{Name: "served", Values: pick(func(s Second) int { return s.Served })},
-		{Name: "refused", Values: pick(Second.Refused)},
+		{Name: "refused", Values: pick(func(s Second) int { return s.RefusedByBreaker + s.RefusedByBudget + s.RefusedByLimit })},
 		{Name: "failed", Values: pick(func(s Second) int { return s.Failed })},
 		{Name: "probes", Values: pick(func(s Second) int { return s.Probes })},
 	}

@@ -171,7 +171,7 @@ func TestALimitGoesWithTheCard(t *testing.T) {
 	assert.Zero(t, r.Levels[0].Offered, "every call has a level")
 	assert.Equal(t, r.Offered, crit.Offered+shed.Offered)
 	assert.Equal(t, r.Served, crit.Served+shed.Served)
-	assert.Equal(t, r.Refused(), crit.Refused+shed.Refused)
+	assert.Equal(t, r.RefusedByBreaker+r.RefusedByBudget+r.RefusedByLimit, crit.Refused+shed.Refused)
 	assert.Equal(t, r.Failed, crit.Failed+shed.Failed)
 	assert.InDelta(t, 0.3, ratio(crit.Offered, r.Offered), 0.03)
 	assert.Positive(t, r.BreakerOpens, "the outage opened breakers")

@@ -187,9 +187,6 @@ func (r *Report) Latency(q float64) time.Duration {
 	return rank(r.latencies, min(max(q, 0), 1))
 }
 
-// Refused returns the calls refused by the breaker, the budget or the limit.
-func (r *Report) Refused() int { return r.RefusedByBreaker + r.RefusedByBudget + r.RefusedByLimit }
-
 // LevelCount is the count of one criticality level's calls in a run with a
 // limit (Report.Levels).
 type LevelCount struct {
@@ -292,7 +289,7 @@ func (rec *recorder) until(end time.Duration) {
 // inFault reports whether t lies in one of the model's faults.
 func (rec *recorder) inFault(t time.Duration) bool {
 	for _, f := range rec.r.Faults {
-		if f.Contains(t) {
+		if f.contains(t) {
 			return true
 		}
 	}

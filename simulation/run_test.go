@@ -62,7 +62,7 @@ func TestRunIsDeterministic(t *testing.T) {
 	require.Positive(t, first.Failed)
 	require.Positive(t, first.HedgesSent)
 	require.Positive(t, first.HedgesWon)
-	assert.Equal(t, first.Offered, first.Served+first.Refused()+first.Failed)
+	assert.Equal(t, first.Offered, first.Served+first.RefusedByBreaker+first.RefusedByBudget+first.RefusedByLimit+first.Failed)
 
 	// With recovery ramps, whose admissions are deficit accounting and whose
 	// figures the run reads from the breakers.

@@ -59,5 +59,3 @@ type Second struct {
 	LevelServed [criticality.Levels + 1]int
 }
 
-// Refused returns the calls refused by the breaker, the budget or the limit.
-func (s Second) Refused() int { return s.RefusedByBreaker + s.RefusedByBudget + s.RefusedByLimit }

@@ -13,9 +13,9 @@ import (
 	"github.com/resilience-go/pipeline/policy/ratelimit"
 )
 
-// Kind is the kind of stage a Quota makes: the Stage of its stop errors
-// and events.
-const Kind = "quota"
+// stageKind is the kind of stage a Quota makes: the Stage of its stop
+// errors and events.
+const stageKind = "quota"
 
 // Quota is a rate limit shared by every process of a fleet through Redis:
 // together they admit Config.Rate calls a second and at most Burst at
@@ -113,7 +113,7 @@ func New(cfg Config) (*Quota, error) {
 		s:        s,
 		keys:     keysOf(s.namespace, s.name),
 		interval: s.interval(),
-		source:   pipeline.Source{Stage: Kind, Name: s.name},
+		source:   pipeline.Source{Stage: stageKind, Name: s.name},
 		ctx:      ctx,
 		cancel:   cancel,
 		done:     make(chan struct{}),
@@ -130,7 +130,7 @@ func New(cfg Config) (*Quota, error) {
 
 // Stage says that q makes a quota stage, named after it.
 func (q *Quota) Stage() pipeline.StageInfo {
-	return pipeline.StageInfo{Kind: Kind, Name: q.s.name}
+	return pipeline.StageInfo{Kind: stageKind, Name: q.s.name}
 }
 
 // Lease returns the tokens one fetch asks for (Config.Lease or its
@@ -376,7 +376,7 @@ func (q *Quota) refusal(wait time.Duration) *pipeline.StopError {
 	if e := q.refused.Load(); e != nil && e.RetryAfter == wait {
 		return e
 	}
-	e := &pipeline.StopError{Stage: Kind, Name: q.s.name, Reason: pipeline.RateLimited, RetryAfter: wait}
+	e := &pipeline.StopError{Stage: stageKind, Name: q.s.name, Reason: pipeline.RateLimited, RetryAfter: wait}
 	q.refused.Store(e)
 	return e
 }

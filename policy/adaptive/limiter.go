@@ -15,10 +15,6 @@ import (
 	"github.com/resilience-go/pipeline/policy/bulkhead"
 )
 
-// Kind is the kind of stage a limiter makes: the Stage of its stop errors and
-// events.
-const Kind = kind.Adaptive
-
 // refusal is the reason of the stage's stop errors: one of our own limits
 // refused the call, which says nothing of the dependency's health.
 const refusal = pipeline.ConcurrencyLimited
@@ -134,7 +130,7 @@ func New(cfg Config) (*Limiter, error) {
 
 // Stage says what stage l makes (see [Guard]), so that a limiter can stand for
 // its stage where the result type is given once.
-func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: l.name} }
+func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: kind.Adaptive, Name: l.name} }
 
 // Name returns the limiter's name (Config.Name).
 func (l *Limiter) Name() string { return l.name }
@@ -304,7 +300,7 @@ func (l *Limiter) refusal() *pipeline.StopError {
 	if e := l.refused.Load(); e != nil && e.RetryAfter == hint {
 		return e
 	}
-	e := &pipeline.StopError{Stage: Kind, Name: l.name, Reason: refusal, RetryAfter: hint}
+	e := &pipeline.StopError{Stage: kind.Adaptive, Name: l.name, Reason: refusal, RetryAfter: hint}
 	l.refused.Store(e)
 	return e
 }

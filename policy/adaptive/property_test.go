@@ -171,7 +171,7 @@ func TestTheHintStaysWithinTheLatencies(t *testing.T) {
 						continue
 					}
 					stop, ok := errors.AsType[*pipeline.StopError](err)
-					if !ok || stop.Stage != adaptive.Kind || stop.Reason != pipeline.ConcurrencyLimited {
+					if !ok || stop.Stage != "adaptive" || stop.Reason != pipeline.ConcurrencyLimited {
 						t.Fatalf("Acquire: want a refusal of the limiter, got %v", err)
 					}
 					hint := stop.RetryAfter

@@ -62,7 +62,7 @@ func TestTheStageBoundsEachTenant(t *testing.T) {
 		_, err := p.Execute(tenant("acme"), ok)
 		stop, isStop := errors.AsType[*pipeline.StopError](err)
 		require.True(t, isStop, "got %v", err)
-		assert.Equal(t, adaptive.Kind, stop.Stage)
+		assert.Equal(t, "adaptive", stop.Stage)
 		_, err = p.Execute(tenant("globex"), ok)
 		assert.NoError(t, err, "another tenant is served")
 		close(release)

@@ -15,10 +15,6 @@ import (
 	"github.com/resilience-go/pipeline/internal/queue"
 )
 
-// Kind is the kind of stage a bulkhead makes: the Stage of its stop errors and
-// events.
-const Kind = kind.Bulkhead
-
 // refusal is the reason of the stage's stop errors: one of our own limits
 // refused the call, which says nothing of the dependency's health.
 const refusal = pipeline.ConcurrencyLimited
@@ -100,14 +96,14 @@ func New(cfg Config) (*Bulkhead, error) {
 	b.kept = newKept(cfg.Guarantees)
 	b.setCaps()
 	b.gate = giveway.New(cfg.Shares)
-	b.refused = &pipeline.StopError{Stage: Kind, Name: b.name, Reason: refusal}
+	b.refused = &pipeline.StopError{Stage: kind.Bulkhead, Name: b.name, Reason: refusal}
 	b.waiters.New = func() any { return &waiter{ready: make(chan struct{}, 1)} }
 	return b, nil
 }
 
 // Stage says what stage b makes (see [Guard]), so that a bulkhead can stand
 // for its stage where the result type is given once.
-func (b *Bulkhead) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: b.name} }
+func (b *Bulkhead) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: kind.Bulkhead, Name: b.name} }
 
 // Name returns the bulkhead's name (Config.Name).
 func (b *Bulkhead) Name() string { return b.name }

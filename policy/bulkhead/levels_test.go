@@ -69,7 +69,7 @@ func TestAFullQueueGivesThePlaceOfItsLowestCallToAHigherOne(t *testing.T) {
 		synctest.Wait()
 		stop = nil
 		require.ErrorAs(t, <-shed, &stop, "the waiting Sheddable call is refused")
-		assert.Equal(t, bulkhead.Kind, stop.Stage)
+		assert.Equal(t, "bulkhead", stop.Stage)
 		assert.Equal(t, 1, b.Queued(), "the Critical call waits in its place")
 		b.Release(context.Background())
 		assert.NoError(t, <-kept)

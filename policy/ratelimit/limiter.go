@@ -12,10 +12,6 @@ import (
 	"github.com/resilience-go/pipeline/internal/kind"
 )
 
-// Kind is the kind of stage a limiter makes: the Stage of its stop errors and
-// events.
-const Kind = kind.Rate
-
 // refusal is the reason of the stage's stop errors: one of our own limits
 // refused the call, which says nothing of the dependency's health.
 const refusal = pipeline.RateLimited
@@ -84,7 +80,7 @@ func New(cfg Config) (*Limiter, error) {
 
 // Stage says what stage l makes (see [Guard]), so that a limiter can stand for
 // its stage where the result type is given once.
-func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: l.name} }
+func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: kind.Rate, Name: l.name} }
 
 // Name returns the limiter's name (Config.Name).
 func (l *Limiter) Name() string { return l.name }
@@ -174,7 +170,7 @@ func (l *Limiter) sharedRefusal(wait time.Duration) *pipeline.StopError {
 	if e := l.refused.Load(); e != nil && e.RetryAfter == wait {
 		return e
 	}
-	e := &pipeline.StopError{Stage: Kind, Name: l.name, Reason: refusal, RetryAfter: wait}
+	e := &pipeline.StopError{Stage: kind.Rate, Name: l.name, Reason: refusal, RetryAfter: wait}
 	l.refused.Store(e)
 	return e
 }
