@@ -12,10 +12,10 @@ import (
 	"github.com/failsafe-go/failsafe-go/hedgepolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 
+	"github.com/resilience-go/pipeline/bench"
 	"github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/internal/retryrule"
-	"github.com/resilience-go/pipeline/standard"
 )
 
 func init() {
@@ -30,7 +30,7 @@ func init() {
 // hedge and the attempt timeout.
 func newFailsafeHTTP(base http.RoundTripper) *http.Client {
 	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(fsbudget.New()).Build()
-	policies := []failsafe.Policy[*http.Response]{fstimeout.New[*http.Response](standard.DefaultTimeout), rp, failsafeHTTPBreaker()}
+	policies := []failsafe.Policy[*http.Response]{fstimeout.New[*http.Response](bench.PresetTimeout), rp, failsafeHTTPBreaker()}
 	return &http.Client{Transport: failsafehttp.NewRoundTripper(base, policies...)}
 }
 
@@ -45,8 +45,8 @@ func newFailsafeHTTPCard(base http.RoundTripper) *http.Client {
 	rp := failsafehttp.NewRetryPolicyBuilder().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(funds).Build()
 	hp := hedgepolicy.NewBuilderWithDelay[*http.Response](hedgerule.DefaultMinDelay).WithBudget(funds).Build()
 	policies := []failsafe.Policy[*http.Response]{
-		fstimeout.New[*http.Response](standard.DefaultTimeout), rp, failsafeHTTPBreaker(), hp,
-		fstimeout.New[*http.Response](standard.DefaultAttemptTimeout),
+		fstimeout.New[*http.Response](bench.PresetTimeout), rp, failsafeHTTPBreaker(), hp,
+		fstimeout.New[*http.Response](bench.PresetAttemptTimeout),
 	}
 	return &http.Client{Transport: failsafehttp.NewRoundTripper(base, policies...)}
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/bench"
 	"github.com/resilience-go/pipeline/budget"
 	"github.com/resilience-go/pipeline/internal/hedgerule"
 	"github.com/resilience-go/pipeline/latency"
@@ -192,7 +193,7 @@ type contextTransport struct {
 func (c contextTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	if c.timed {
-		ctx, cancel = context.WithTimeout(req.Context(), standard.DefaultTimeout)
+		ctx, cancel = context.WithTimeout(req.Context(), bench.PresetTimeout)
 	}
 	resp, err := c.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
@@ -262,8 +263,8 @@ func BenchmarkHTTPStages(b *testing.B) {
 	for range hedgerule.DefaultMinSamples {
 		est.Record(est.Now(), time.Microsecond)
 	}
-	whole := timeout.Config{Timeout: standard.DefaultTimeout}
-	each := timeout.Config{Timeout: standard.DefaultAttemptTimeout}
+	whole := timeout.Config{Timeout: bench.PresetTimeout}
+	each := timeout.Config{Timeout: bench.PresetAttemptTimeout}
 	hedges := hedge.Config{Repeatable: true, Breaker: brk, Budget: funds, Estimator: est}
 	req, err := http.NewRequest(http.MethodGet, "http://service.test/items", nil)
 	if err != nil {

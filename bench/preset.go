@@ -22,6 +22,10 @@ func OursPreset() *pipeline.Pipeline[int] {
 	return must(standard.New[int](standard.Config{Name: "bench"})).Pipeline
 }
 
+// PresetTimeout and PresetAttemptTimeout are the preset's two timeouts, as
+// standard.New sets them, for the pipelines built to match it.
+var PresetTimeout, PresetAttemptTimeout = standard.Config{}.Timeouts()
+
 // HandBuiltPreset is the same pipeline built stage by stage, as
 // docs/standard.md describes it.
 func HandBuiltPreset() *pipeline.Pipeline[int] {
@@ -29,11 +33,11 @@ func HandBuiltPreset() *pipeline.Pipeline[int] {
 	brk := must(breaker.New(breaker.Config{Name: "bench", Recovery: &breaker.Recovery{}}))
 	est := must(latency.New(latency.Config{Name: "bench"}))
 	return pipeline.New(
-		must(timeout.New[int](timeout.Config{Name: "bench", Timeout: standard.DefaultTimeout})),
+		must(timeout.New[int](timeout.Config{Name: "bench", Timeout: PresetTimeout})),
 		must(retry.New[int](retry.Config{Name: "bench", Budget: funds})),
 		breaker.Guard[int](brk),
 		must(hedge.New[int](hedge.Config{Name: "bench", Breaker: brk, Budget: funds, Estimator: est})),
-		must(timeout.New[int](timeout.Config{Name: "bench", Timeout: standard.DefaultAttemptTimeout})),
+		must(timeout.New[int](timeout.Config{Name: "bench", Timeout: PresetAttemptTimeout})),
 	).With(pipeline.Options[int]{Name: "bench"})
 }
 

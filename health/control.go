@@ -6,7 +6,7 @@ import (
 )
 
 // The dashboard's way to the breaker behind a dependency (package
-// internal/control): health.Read keeps it in Dependency's unexported
+// internal/control): health.read keeps it in Dependency's unexported
 // field, and only code of this module can read it there.
 func init() {
 	control.Breaker = func(dep any) *breaker.Breaker {

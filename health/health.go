@@ -127,7 +127,7 @@ func Pipelines[T any](each iter.Seq[*standard.Pipeline[T]]) Source {
 // readPipeline reads a standard pipeline: Read of its breaker and budget,
 // and what its estimator measured.
 func readPipeline[T any](p *standard.Pipeline[T]) Dependency {
-	d := Read(p.Name(), p.Breaker, p.Budget)
+	d := read(p.Name(), p.Breaker, p.Budget)
 	if est := p.Estimator; est != nil {
 		now := est.Now()
 		if median, n := est.Quantile(now, 0.5); n > 0 {
@@ -143,12 +143,12 @@ func readPipeline[T any](p *standard.Pipeline[T]) Dependency {
 // budget, either of which may be nil (a nil budget is unlimited and not
 // reported).
 func Of(name string, b *breaker.Breaker, funds *budget.Budget) Source {
-	return sourceFunc(func(yield func(Dependency) bool) { yield(Read(name, b, funds)) })
+	return sourceFunc(func(yield func(Dependency) bool) { yield(read(name, b, funds)) })
 }
 
-// Read reads the state of a dependency named name, with its breaker and
+// read reads the state of a dependency named name, with its breaker and
 // budget, either of which may be nil.
-func Read(name string, b *breaker.Breaker, funds *budget.Budget) Dependency {
+func read(name string, b *breaker.Breaker, funds *budget.Budget) Dependency {
 	d := Dependency{Name: name, breaker: b}
 	if b != nil {
 		s := b.Snapshot()

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/resilience-go/pipeline/internal/histogram"
 )
 
 // Defaults used for the zero values of [Config]'s fields, and the limit on
@@ -20,7 +22,7 @@ const (
 	defaultSlices = 10
 	// maxSlices is the most slices a window may be cut into. Each slice costs
 	// 344 bytes, so a window of maxSlices slices takes about 344 KB.
-	maxSlices = 1000
+	maxSlices = histogram.MaxSlices
 )
 
 // Config configures an [Estimator]. The zero value of every field means its
@@ -32,7 +34,7 @@ type Config struct {
 	Name string
 	// Window is how far back the estimator looks: a positive duration. Zero
 	// means [DefaultWindow] (30 s). The history actually held is between
-	// Window - Window/Slices and Window (see [Window]).
+	// Window - Window/Slices and Window: the oldest slice expires whole.
 	Window time.Duration
 	// Slices is how many time slices the window is cut into, in 1..1000;
 	// samples expire one slice at a time. Zero means 10.

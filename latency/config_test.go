@@ -16,8 +16,8 @@ func TestConfigZeroMeansDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, DefaultWindow, e.Window())
 	assert.Equal(t, 30*time.Second, e.Window())
-	assert.Len(t, e.w.ring, defaultSlices)
-	assert.Equal(t, 3*time.Second, e.w.width)
+	assert.Equal(t, defaultSlices, e.w.Slices())
+	assert.Equal(t, 3*time.Second, e.w.Span()/time.Duration(e.w.Slices()))
 }
 
 func TestConfigValid(t *testing.T) {
@@ -38,7 +38,7 @@ func TestConfigValid(t *testing.T) {
 		require.NoError(t, err, "%+v", tc.cfg)
 		assert.Equal(t, tc.window, e.Window())
 		assert.Equal(t, tc.window, e.w.Span())
-		assert.Len(t, e.w.ring, tc.slices)
+		assert.Equal(t, tc.slices, e.w.Slices())
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package latency estimates latency quantiles over a sliding window of time, for
 // the stages that adapt to how fast a dependency currently answers.
 //
-// [Window] is the histogram itself: log-scaled buckets (four per power of two,
+// An [Estimator] keeps a histogram of log-scaled buckets (four per power of two,
 // from 16.4 µs to 34.4 s, each under 19% wide, plus one for everything under
 // 16.4 µs), kept per time slice in a ring, with a running total and each
 // bucket's sum so that a read never sums slices and places a value by its
@@ -10,15 +10,15 @@
 // of samples, give or take one slice, and forgets them whole slices at a time,
 // so an idle window decays to "no samples" instead of reporting a stale figure. Reading a quantile is memoized: under
 // steady traffic it is recomputed once per samples/32 new samples, and costs a
-// few comparisons otherwise. A Window takes time as an argument and has no lock,
-// so an owner with its own lock and clock reading (the circuit breaker, for its
-// measured normal latency) can embed one at the cost of an increment and a
-// memoized read per attempt.
+// few comparisons otherwise. A quantile lies in the same bucket as the exact
+// order statistic: within 19% of it below 34.4 s.
 //
-// [Estimator] wraps a Window with a mutex and a clock, to be shared: the hedge
-// stage reads its hedge delay from an Estimator's p95 over 30 s, and the number of
-// samples behind it, which tells it whether the estimate can be trusted yet.
+// An Estimator has a mutex and a clock, to be shared, and is safe for
+// concurrent use: the hedge stage reads its hedge delay from an Estimator's
+// p95 over 30 s, and the number of samples behind it, which tells it whether
+// the estimate can be trusted yet. The circuit breaker and the adaptive limit
+// keep the same histogram under locks of their own.
 //
-// The package is a leaf: it imports only the standard library and clockwork.
-// A Window is not safe for concurrent use; an Estimator is.
+// The package imports only the standard library, clockwork and the module's
+// internal packages.
 package latency

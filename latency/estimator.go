@@ -7,9 +7,11 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/histogram"
 )
 
-// Estimator is a [Window] with its own lock and clock: a live latency quantile
+// Estimator is a sliding-window latency histogram with its own lock and
+// clock: a live latency quantile
 // that many goroutines and stages can share. Build one with [New] per dependency;
 // the hedge stage reads its delay from it, and whoever measures attempts feeds
 // it.
@@ -32,7 +34,7 @@ type Estimator struct {
 	window time.Duration
 
 	mu sync.Mutex // guards w
-	w  Window
+	w  histogram.Window
 }
 
 // notBuilt is the panic of every use of an Estimator that [New] did not build.
@@ -45,7 +47,11 @@ func New(cfg Config) (*Estimator, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	e := &Estimator{elapsed: clock.Elapsed{Clock: cfg.Clock}, name: cfg.Name, window: cfg.Window, w: *newWindow(cfg.Window, cfg.Slices)}
+	w, err := histogram.New(cfg.Window, cfg.Slices)
+	if err != nil {
+		return nil, err // unreachable: cfg is valid
+	}
+	e := &Estimator{elapsed: clock.Elapsed{Clock: cfg.Clock}, name: cfg.Name, window: cfg.Window, w: *w}
 	e.elapsed.Start()
 	return e, nil
 }
@@ -80,7 +86,8 @@ func (e *Estimator) Clock() clockwork.Clock { return e.elapsed.Clock }
 
 // Record adds one latency sample d observed at now, a reading of [Estimator.Now].
 // A negative d counts as 0; a now earlier than one already seen counts as the
-// latest one seen. See [Window.Add].
+// latest one seen. It costs one bucket computation and three increments,
+// plus a rotation when now has moved into a later slice.
 func (e *Estimator) Record(now, d time.Duration) {
 	if e.window == 0 {
 		panic(notBuilt)
@@ -94,7 +101,10 @@ func (e *Estimator) Record(now, d time.Duration) {
 // ending at now, and how many samples back it; 0, 0 means "no estimate". q is
 // clamped to [0, 1]; callers validate q in their own configuration. The result
 // is memoized and may miss up to samples/32 of the newest samples; the count is
-// exact. See [Window.Quantile].
+// exact. With no samples it returns 0, 0: a duration of 0 with samples 0
+// means "no estimate", never a measured 0. The quantile is the sample of
+// rank ceil(q x samples), placed within its bucket by the bucket's mean, so
+// a latency that holds steady reads as itself.
 func (e *Estimator) Quantile(now time.Duration, q float64) (d time.Duration, samples int) {
 	if e.window == 0 {
 		panic(notBuilt)

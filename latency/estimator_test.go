@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/resilience-go/pipeline/internal/testcheck"
 )
 
@@ -47,7 +48,7 @@ func TestEstimatorStepsAndDecay(t *testing.T) {
 	}
 	d, n := e.Quantile(e.Now(), 0.95)
 	assert.Equal(t, 100, n)
-	assert.Equal(t, bucketOf(95*ms), bucketOf(d))
+	assert.Equal(t, histogram.Bucket(95*ms), histogram.Bucket(d))
 
 	clock.Advance(17 * time.Second) // t = 27 s: the first slice [0, 3s) is still held
 	_, n = e.Quantile(e.Now(), 0.95)
@@ -78,6 +79,9 @@ func TestEstimatorLateReading(t *testing.T) {
 	assert.Equal(t, 0, n)
 }
 
+// ms is a millisecond, for short tables.
+const ms = time.Millisecond
+
 // estimatorBytes is the memory of a default Estimator, as docs/latency.md states
 // it: the struct and its ring of slices, on a 64-bit platform.
 const estimatorBytes = 4632
@@ -88,10 +92,8 @@ func TestEstimatorSize(t *testing.T) {
 	}
 	e, err := New(Config{})
 	require.NoError(t, err)
-	size := int(unsafe.Sizeof(*e)) + cap(e.w.ring)*int(unsafe.Sizeof(slice{}))
-	t.Logf("Estimator %d + %d slices x %d = %d bytes; Window %d + ring",
-		unsafe.Sizeof(*e), cap(e.w.ring), unsafe.Sizeof(slice{}), size, unsafe.Sizeof(Window{}))
-	assert.Equal(t, 344, int(unsafe.Sizeof(slice{})), "bytes per slice")
+	size := int(unsafe.Sizeof(*e)-unsafe.Sizeof(e.w)) + e.w.Bytes()
+	t.Logf("Estimator %d bytes, its window's %d", size, e.w.Bytes())
 	assert.Equal(t, estimatorBytes, size)
 }
 

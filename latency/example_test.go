@@ -2,7 +2,6 @@ package latency_test
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -38,36 +37,4 @@ func Example() {
 	// cold: 0s 0
 	// p95: 95ms from 100 samples
 	// idle: 0s 0
-}
-
-// A Window embedded in an owner that has its own lock and clock reading, the
-// way a circuit breaker keeps the median of its successful attempts over five
-// minutes.
-func ExampleWindow() {
-	type owner struct {
-		mu     sync.Mutex
-		normal *latency.Window
-	}
-	w, err := latency.NewWindow(5*time.Minute, 10)
-	if err != nil {
-		panic(err)
-	}
-	o := &owner{normal: w}
-
-	// now is the owner's clock reading that ended each attempt.
-	for i := range 40 {
-		now := time.Duration(i) * time.Second
-		o.mu.Lock()
-		o.normal.Add(now, 20*time.Millisecond)
-		median, n := o.normal.Quantile(now, 0.5)
-		o.mu.Unlock()
-		if i == 39 {
-			fmt.Println(median.Round(time.Millisecond), n)
-		}
-	}
-	// Every attempt took 20 ms, and the median reads 20 ms: the forty samples
-	// share the bucket [19.95 ms, 23.73 ms), and the bucket's mean places them.
-
-	// Output:
-	// 20ms 40
 }

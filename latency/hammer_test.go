@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -36,7 +37,7 @@ func TestEstimatorHammer(t *testing.T) {
 				case n == 0 && d != 0:
 					bad <- "a value without samples"
 					return
-				case n > 0 && (bucketOf(d) < bucketOf(ms) || bucketOf(d) > bucketOf(50*ms)):
+				case n > 0 && (histogram.Bucket(d) < histogram.Bucket(ms) || histogram.Bucket(d) > histogram.Bucket(50*ms)):
 					bad <- "a quantile outside the recorded range: " + d.String()
 					return
 				}
@@ -55,5 +56,5 @@ func TestEstimatorHammer(t *testing.T) {
 	}
 	d, n := e.Quantile(e.Now(), 0.5)
 	assert.Equal(t, writers*perWriter, n)
-	assert.Equal(t, bucketOf(25*ms), bucketOf(d), "median of a uniform 1..50 ms")
+	assert.Equal(t, histogram.Bucket(25*ms), histogram.Bucket(d), "median of a uniform 1..50 ms")
 }

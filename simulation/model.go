@@ -75,8 +75,8 @@ type Interval struct {
 	Name string
 }
 
-// contains reports whether t lies in the interval.
-func (i Interval) contains(t time.Duration) bool {
+// Contains reports whether t lies in the interval.
+func (i Interval) Contains(t time.Duration) bool {
 	return t >= i.From && (i.To == 0 || t < i.To)
 }
 

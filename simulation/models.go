@@ -134,7 +134,7 @@ type brownout struct {
 // Respond asks the base and slows the answer down during the brownout.
 func (b *brownout) Respond(a Attempt) Response {
 	r := b.base.Respond(a)
-	if b.during.contains(a.At) {
+	if b.during.Contains(a.At) {
 		r.Latency = scaled(float64(r.Latency), b.factor)
 	}
 	return r
@@ -194,7 +194,7 @@ type outage struct {
 
 // Respond fails the attempt during the outage and asks the base otherwise.
 func (o *outage) Respond(a Attempt) Response {
-	if !o.during.contains(a.At) {
+	if !o.during.Contains(a.At) {
 		return o.base.Respond(a)
 	}
 	failed := outcome.Verdict{Kind: outcome.Transient}
@@ -258,7 +258,7 @@ type failing struct {
 // fraction of attempts.
 func (f *failing) Respond(a Attempt) Response {
 	r := f.base.Respond(a)
-	if f.during.contains(a.At) && (f.fraction >= 1 || a.Rand.Float64() < f.fraction) {
+	if f.during.Contains(a.At) && (f.fraction >= 1 || a.Rand.Float64() < f.fraction) {
 		r.Verdict = outcome.Verdict{Kind: outcome.Transient}
 	}
 	return r

@@ -129,10 +129,10 @@ func TestModelsCompose(t *testing.T) {
 
 func TestIntervalContains(t *testing.T) {
 	i := Interval{From: time.Second, To: 2 * time.Second}
-	assert.False(t, i.contains(time.Second-1))
-	assert.True(t, i.contains(time.Second))
-	assert.False(t, i.contains(2*time.Second))
-	assert.True(t, Interval{From: time.Second}.contains(time.Hour), "a To of 0 never ends")
+	assert.False(t, i.Contains(time.Second-1))
+	assert.True(t, i.Contains(time.Second))
+	assert.False(t, i.Contains(2*time.Second))
+	assert.True(t, Interval{From: time.Second}.Contains(time.Hour), "a To of 0 never ends")
 }
 
 func TestModelsRefuseImpossibleSettings(t *testing.T) {

@@ -289,7 +289,7 @@ func (rec *recorder) until(end time.Duration) {
 // inFault reports whether t lies in one of the model's faults.
 func (rec *recorder) inFault(t time.Duration) bool {
 	for _, f := range rec.r.Faults {
-		if f.contains(t) {
+		if f.Contains(t) {
 			return true
 		}
 	}

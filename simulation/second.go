@@ -58,4 +58,3 @@ type Second struct {
 	P50         time.Duration
 	LevelServed [criticality.Levels + 1]int
 }
-

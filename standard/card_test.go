@@ -72,11 +72,11 @@ func TestThePresetIsTheCard(t *testing.T) {
 	preset := build(t, standard.Config{})
 	hand := handBuilt(t)
 	want := []pipeline.StageInfo{
-		{Kind: "timeout", Timeout: standard.DefaultTimeout},
+		{Kind: "timeout", Timeout: 30 * time.Second},
 		{Kind: "retry"},
 		{Kind: "breaker"},
 		{Kind: "hedge"},
-		{Kind: "timeout", Timeout: standard.DefaultAttemptTimeout},
+		{Kind: "timeout", Timeout: 10 * time.Second},
 	}
 	assert.Equal(t, want, preset.Stages())
 	assert.Equal(t, want, hand.p.Stages())

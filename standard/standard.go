@@ -19,14 +19,14 @@ import (
 
 // Defaults of the two timeouts, which have no default in package timeout.
 const (
-	// DefaultTimeout bounds a whole call, its retries and the reading of its
+	// defaultTimeout bounds a whole call, its retries and the reading of its
 	// value included: the total request timeout of .NET's standard resilience
 	// handler.
-	DefaultTimeout = 30 * time.Second
-	// DefaultAttemptTimeout bounds each attempt, and each copy of a hedged
+	defaultTimeout = 30 * time.Second
+	// defaultAttemptTimeout bounds each attempt, and each copy of a hedged
 	// one: .NET's attempt timeout. A third of the whole call leaves room for a
 	// retry after an attempt that hung.
-	DefaultAttemptTimeout = 10 * time.Second
+	defaultAttemptTimeout = 10 * time.Second
 )
 
 // Config configures the standard pipeline of one dependency. Its zero value is
@@ -43,13 +43,12 @@ type Config struct {
 	// Timeout bounds the whole call, and the reading of a value the
 	// pipeline holds until it is released (a response body) with it, as
 	// http.Client.Timeout does; a call marked with timeout.UntilReturn is
-	// bounded until it returns only. Zero means [DefaultTimeout].
+	// bounded until it returns only. Zero means 30 s.
 	Timeout time.Duration
 	// AttemptTimeout bounds each attempt until it returns: a value returned
-	// in time is not cut by it while it is read. Zero means
-	// [DefaultAttemptTimeout], or half of Timeout if that is shorter; it must
-	// be shorter than Timeout, or a timed-out attempt would leave no time to
-	// retry.
+	// in time is not cut by it while it is read. Zero means 10 s, or half
+	// of Timeout if that is shorter; it must be shorter than Timeout, or a
+	// timed-out attempt would leave no time to retry.
 	AttemptTimeout time.Duration
 	// Retry configures the retry stage; its Budget must be nil (the pipeline's
 	// budget is Budget's).
@@ -84,10 +83,10 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("standard: Config."+format, args...))
 	}
 	if c.Timeout < 0 {
-		bad("Timeout must not be negative (0 means the default %v), got %v", DefaultTimeout, c.Timeout)
+		bad("Timeout must not be negative (0 means the default %v), got %v", defaultTimeout, c.Timeout)
 	}
 	if c.AttemptTimeout < 0 {
-		bad("AttemptTimeout must not be negative (0 means the default %v), got %v", DefaultAttemptTimeout, c.AttemptTimeout)
+		bad("AttemptTimeout must not be negative (0 means the default %v), got %v", defaultAttemptTimeout, c.AttemptTimeout)
 	}
 	if total, attempt := c.Timeouts(); c.AttemptTimeout > 0 && attempt >= total {
 		bad("AttemptTimeout must be shorter than the whole call's Timeout (%v), got %v", total, attempt)
@@ -116,11 +115,11 @@ func (c Config) Validate() error {
 func (c Config) Timeouts() (total, attempt time.Duration) {
 	total = c.Timeout
 	if total == 0 {
-		total = DefaultTimeout
+		total = defaultTimeout
 	}
 	attempt = c.AttemptTimeout
 	if attempt == 0 {
-		attempt = min(DefaultAttemptTimeout, total/2)
+		attempt = min(defaultAttemptTimeout, total/2)
 	}
 	return total, attempt
 }

@@ -74,10 +74,10 @@ func failsafePolicies(card bool) []failsafe.Policy[*testgrpc.SimpleResponse] {
 		Build()
 	funds := fsbudget.New()
 	rp := failsafegrpc.NewRetryPolicyBuilder[R]().WithMaxAttempts(retryrule.DefaultMaxAttempts).WithBudget(funds).Build()
-	policies := []failsafe.Policy[R]{fstimeout.New[R](standard.DefaultTimeout), rp, cb}
+	policies := []failsafe.Policy[R]{fstimeout.New[R](presetTimeout), rp, cb}
 	if card {
 		hp := hedgepolicy.NewBuilderWithDelay[R](hedgerule.DefaultMinDelay).WithBudget(funds).Build()
-		policies = append(policies, hp, fstimeout.New[R](standard.DefaultAttemptTimeout))
+		policies = append(policies, hp, fstimeout.New[R](presetAttemptTimeout))
 	}
 	return policies
 }
@@ -103,6 +103,10 @@ var benchRows = []benchRow{
 }
 
 // unaryMethod is the full name of the method every row calls.
+// presetTimeout and presetAttemptTimeout are the preset's two timeouts, for
+// the peers' pipelines built to match it.
+var presetTimeout, presetAttemptTimeout = standard.Config{}.Timeouts()
+
 const unaryMethod = "/grpc.testing.TestService/UnaryCall"
 
 // service is the TestService every row calls: it echoes a unary call's
@@ -145,7 +149,7 @@ func loopback(b *testing.B) string {
 // of its own to addr and checks the reply; warmed up, so that the channel
 // is connected and our hedge armed (its estimator trusts its estimate), as
 // on a steady service. A row with a deadline gives each call the caller's
-// deadline of 30 s (standard.DefaultTimeout).
+// deadline of 30 s (the preset's timeout).
 func caller(b *testing.B, addr string, row benchRow) func() {
 	conn, err := grpc.NewClient(addr, append(row.opts(b), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
@@ -159,7 +163,7 @@ func caller(b *testing.B, addr string, row benchRow) func() {
 		ctx := ctx
 		if row.deadline {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, standard.DefaultTimeout)
+			ctx, cancel = context.WithTimeout(ctx, presetTimeout)
 			defer cancel()
 		}
 		resp, err := client.UnaryCall(ctx, req)
@@ -277,7 +281,7 @@ func BenchmarkUnaryOverhead(b *testing.B) {
 			call := func() error { return answer(ctx, unaryMethod, req, reply, conn) }
 			if row.deadline {
 				call = func() error {
-					ctx, cancel := context.WithTimeout(ctx, standard.DefaultTimeout)
+					ctx, cancel := context.WithTimeout(ctx, presetTimeout)
 					defer cancel()
 					return answer(ctx, unaryMethod, req, reply, conn)
 				}

@@ -130,7 +130,7 @@ type quotaLog struct {
 }
 
 func (l *quotaLog) hook(_ context.Context, src pipeline.Source, e pipeline.Event) {
-	if src.Stage != Kind || src.Name != l.cfg.Name {
+	if src.Stage != stageKind || src.Name != l.cfg.Name {
 		panic("quota event from source " + src.Stage + " " + src.Name)
 	}
 	l.mu.Lock()

@@ -25,7 +25,7 @@ type quotaEvents struct {
 }
 
 func (r *quotaEvents) hook(_ context.Context, src pipeline.Source, e pipeline.Event) {
-	if src.Stage != Kind || src.Name != "partner" {
+	if src.Stage != stageKind || src.Name != "partner" {
 		panic("quota event from source " + src.Stage + " " + src.Name)
 	}
 	r.mu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/criticality"
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/resilience-go/pipeline/internal/kind"
 	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
@@ -66,10 +67,10 @@ type Limiter struct {
 
 	// mu guards the fields below it.
 	mu     sync.Mutex
-	limit  float64         // the limit; the slots hold its integer part
-	recent *latency.Window // answers of the current interval: one slice, an interval wide
-	seen   time.Duration   // the latest time given to recent; -1 before any
-	next   time.Duration   // the end of the current interval: reaching it revises the limit
+	limit  float64           // the limit; the slots hold its integer part
+	recent *histogram.Window // answers of the current interval: one slice, an interval wide
+	seen   time.Duration     // the latest time given to recent; -1 before any
+	next   time.Duration     // the end of the current interval: reaching it revises the limit
 	// throttled counts the calls of the interval the dependency throttled.
 	throttled int
 	// cut says the last revision cut the limit for a queue, when the recent
@@ -103,7 +104,7 @@ func New(cfg Config) (*Limiter, error) {
 	if err != nil {
 		return nil, err // unreachable: validated above
 	}
-	recent, err := latency.NewWindow(cfg.Interval, 1)
+	recent, err := histogram.New(cfg.Interval, 1)
 	if err != nil {
 		return nil, err // unreachable: validated above
 	}
@@ -130,7 +131,9 @@ func New(cfg Config) (*Limiter, error) {
 
 // Stage says what stage l makes (see [Guard]), so that a limiter can stand for
 // its stage where the result type is given once.
-func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: kind.Adaptive, Name: l.name} }
+func (l *Limiter) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: kind.Adaptive, Name: l.name}
+}
 
 // Name returns the limiter's name (Config.Name).
 func (l *Limiter) Name() string { return l.name }

@@ -13,8 +13,8 @@ import (
 	"github.com/resilience-go/pipeline/criticality"
 	conf "github.com/resilience-go/pipeline/internal/breakerconf"
 	"github.com/resilience-go/pipeline/internal/clock"
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/resilience-go/pipeline/internal/kind"
-	"github.com/resilience-go/pipeline/latency"
 	"github.com/resilience-go/pipeline/outcome"
 )
 
@@ -132,7 +132,7 @@ func New(cfg Config) (*Breaker, error) {
 		b.evidence.window = newWindow(0, s.tripWindow, s.buckets)
 	}
 	if s.slowCalls {
-		b.normal.latencies, err = latency.NewWindow(s.slowWindow, conf.BaselineSlices)
+		b.normal.latencies, err = histogram.New(s.slowWindow, conf.BaselineSlices)
 		if err != nil { // settings checked the window; this is a bug
 			panic("breaker: " + err.Error())
 		}

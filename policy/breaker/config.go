@@ -94,8 +94,10 @@ type Config struct {
 	// BreakDuration if that is longer; it must not be shorter than
 	// BreakDuration.
 	MaxBreakDuration time.Duration
-	// BreakJitter randomises each break once, when the breaker opens, within
-	// [Jitter.Bounds] of the nominal break. The zero value is JitterEqual.
+	// BreakJitter randomises each break once, when the breaker opens: for a
+	// nominal break d, JitterEqual serves between d/2 and d, JitterFull
+	// between 0 and d, and JitterNone exactly d; no break is ever longer than
+	// d. The zero value is JitterEqual.
 	BreakJitter Jitter
 
 	// HalfOpenProbes is how many probes a half-open breaker lets run at once.

@@ -37,9 +37,9 @@ func (j Jitter) String() string {
 	return fmt.Sprintf("breaker.Jitter(%d)", uint8(j))
 }
 
-// Bounds returns the shortest and longest break j can serve for the nominal break
+// bounds returns the shortest and longest break j can serve for the nominal break
 // d. The longest is always d: jitter never lengthens a break.
-func (j Jitter) Bounds(d time.Duration) (lo, hi time.Duration) {
+func (j Jitter) bounds(d time.Duration) (lo, hi time.Duration) {
 	switch j {
 	case JitterFull:
 		return 0, d
@@ -52,7 +52,7 @@ func (j Jitter) Bounds(d time.Duration) (lo, hi time.Duration) {
 // apply draws the break actually served for the nominal break d. It is called with
 // the breaker's lock held, which is what makes a non-concurrent source safe.
 func (j Jitter) apply(d time.Duration, r *rand.Rand) time.Duration {
-	lo, hi := j.Bounds(d)
+	lo, hi := j.bounds(d)
 	if hi <= lo {
 		return hi
 	}

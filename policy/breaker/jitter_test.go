@@ -18,7 +18,7 @@ func TestJitterBounds(t *testing.T) {
 		{JitterFull, 0, d},
 		{JitterNone, d, d},
 	} {
-		lo, hi := tc.j.Bounds(d)
+		lo, hi := tc.j.bounds(d)
 		assert.Equal(t, tc.lo, lo, tc.j.String())
 		assert.Equal(t, tc.hi, hi, tc.j.String())
 		r := rand.New(rand.NewPCG(3, 4))
@@ -39,7 +39,7 @@ func TestJitterOddAndTinyDurations(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []time.Duration{0, 1, 3, time.Duration(1<<63 - 1)} {
 		for _, j := range []Jitter{JitterEqual, JitterFull, JitterNone} {
-			lo, hi := j.Bounds(d)
+			lo, hi := j.bounds(d)
 			got := j.apply(d, r)
 			assert.GreaterOrEqual(t, got, lo)
 			assert.LessOrEqual(t, got, hi)

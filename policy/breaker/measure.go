@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/internal/histogram"
 )
 
 // normal is the measured normal latency: the latency baseline (successes
@@ -12,7 +12,7 @@ import (
 // last scaled to, a cache: scaled is SlowCalls.Multiple × scaledFrom, the
 // last normal isSlow read (scaledFrom starts at -1, no normal).
 type normal struct {
-	latencies          *latency.Window
+	latencies          *histogram.Window
 	scaledFrom, scaled time.Duration
 }
 
@@ -93,7 +93,7 @@ func scale(d time.Duration, m float64) time.Duration {
 // normalLatency returns the latency baseline's quantile at now, and whether the
 // baseline holds SlowCalls.MinimumSamples successes, so that it is armed.
 //
-// latency.Window.Quantile expires the slices that have left the window by now
+// histogram.Window.Quantile expires the slices that have left the window by now
 // and may refresh its memo, so even a reader writes to the window. That is still
 // a read of the breaker. Expiry is lazy bookkeeping: the window holds the same
 // samples at now and afterwards whether or not it has been done. The memo is
@@ -167,7 +167,7 @@ func (b *Breaker) normalFailureRate(now instant) (float64, bool) {
 // NormalLatency returns the dependency's measured normal latency as of now on
 // the breaker's clock: the SlowCalls.Quantile of the durations of the successful
 // attempts recorded while Closed during the last SlowCalls.Window, as the
-// histogram of package latency reads it (in the exact quantile's bucket, so
+// histogram of the latency estimator reads it (in the exact quantile's bucket, so
 // within 19% of it, and within 2% for a latency that holds steady). It
 // returns false ("none") while fewer than SlowCalls.MinimumSamples successes
 // are in the window, which is also what an idle window decays to, and always

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	conf "github.com/resilience-go/pipeline/internal/breakerconf"
-	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
@@ -78,7 +78,7 @@ func scaled(d time.Duration, m float64) time.Duration { return time.Duration(flo
 // (while the quantile climbs through the brownout's spread), against a
 // SlowCallRatio of 50%. The breaker caps Quantile at 0.5 for this reason.
 func TestP99ThresholdCannotTrip(t *testing.T) {
-	w, err := latency.NewWindow(30*time.Second, 10)
+	w, err := histogram.New(30*time.Second, 10)
 	require.NoError(t, err)
 	const perSecond = 10
 	var slowBySecond []int

@@ -103,7 +103,9 @@ func New(cfg Config) (*Bulkhead, error) {
 
 // Stage says what stage b makes (see [Guard]), so that a bulkhead can stand
 // for its stage where the result type is given once.
-func (b *Bulkhead) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: kind.Bulkhead, Name: b.name} }
+func (b *Bulkhead) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: kind.Bulkhead, Name: b.name}
+}
 
 // Name returns the bulkhead's name (Config.Name).
 func (b *Bulkhead) Name() string { return b.name }

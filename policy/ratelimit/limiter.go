@@ -80,7 +80,9 @@ func New(cfg Config) (*Limiter, error) {
 
 // Stage says what stage l makes (see [Guard]), so that a limiter can stand for
 // its stage where the result type is given once.
-func (l *Limiter) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: kind.Rate, Name: l.name} }
+func (l *Limiter) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: kind.Rate, Name: l.name}
+}
 
 // Name returns the limiter's name (Config.Name).
 func (l *Limiter) Name() string { return l.name }

@@ -128,7 +128,7 @@ func (s *machine) Admit(t *rapid.T) {
 	}
 	if err != nil {
 		stop, isStop := errors.AsType[*pipeline.StopError](err)
-		if !isStop || stop.Stage != throttle.Kind || stop.Reason != pipeline.DependencyUnavailable || !errors.Is(err, pipeline.DependencyUnavailable) {
+		if !isStop || stop.Stage != "throttle" || stop.Reason != pipeline.DependencyUnavailable || !errors.Is(err, pipeline.DependencyUnavailable) {
 			t.Fatalf("Admit refused with %v, want the throttle's refusal", err)
 		}
 		if tk != (throttle.Ticket{}) {

@@ -13,10 +13,6 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 )
 
-// Kind is the kind of stage a throttle makes: the Stage of its stop errors
-// and events.
-const Kind = kind.Throttle
-
 // refusal is the reason of the throttle's stop errors. The throttle refuses
 // because the dependency has been rejecting our calls, as a breaker does: the
 // refusal is news about the dependency, not about a limit of ours (which
@@ -75,7 +71,7 @@ func New(cfg Config) (*Throttle, error) {
 		name:         cfg.Name,
 		k:            cfg.K,
 		maxRejection: cfg.MaxRejection,
-		refused:      &pipeline.StopError{Stage: Kind, Name: cfg.Name, Reason: refusal},
+		refused:      &pipeline.StopError{Stage: kind.Throttle, Name: cfg.Name, Reason: refusal},
 		w:            *newWindow(cfg.Window, cfg.Buckets),
 		rng:          rand.New(src),
 	}
@@ -113,7 +109,9 @@ func (t *Throttle) observe(now time.Duration) time.Duration {
 
 // Stage says what stage t makes (see [Guard]), so that a throttle can stand
 // for its stage where the result type is given once.
-func (t *Throttle) Stage() pipeline.StageInfo { return pipeline.StageInfo{Kind: Kind, Name: t.name} }
+func (t *Throttle) Stage() pipeline.StageInfo {
+	return pipeline.StageInfo{Kind: kind.Throttle, Name: t.name}
+}
 
 // Name returns the throttle's name (Config.Name).
 func (t *Throttle) Name() string { return t.name }

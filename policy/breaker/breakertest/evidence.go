@@ -29,7 +29,7 @@ type modelEvidence struct {
 // recordClosed applies an outcome to a Closed model: judged against the
 // normal latency before this sample, the sample then joins the baselines and
 // the trip window, and the trips are evaluated, first match wins.
-func (m *Model) recordClosed(now time.Time, failure, success bool, d time.Duration) {
+func (m *model) recordClosed(now time.Time, failure, success bool, d time.Duration) {
 	if !failure && !success {
 		return
 	}
@@ -65,7 +65,7 @@ func (m *Model) recordClosed(now time.Time, failure, success bool, d time.Durati
 
 // tripWindowCounts returns the evidence samples, failures and slow samples in the
 // trip window at now.
-func (m *Model) tripWindowCounts(now time.Time) (calls, failures, slow int) {
+func (m *model) tripWindowCounts(now time.Time) (calls, failures, slow int) {
 	for _, s := range m.evidence.samples {
 		if m.bucket(now)-s.bucket < int64(m.Buckets) {
 			calls++
@@ -81,7 +81,7 @@ func (m *Model) tripWindowCounts(now time.Time) (calls, failures, slow int) {
 }
 
 // bucket is the index of the window bucket holding t.
-func (m *Model) bucket(t time.Time) int64 {
+func (m *model) bucket(t time.Time) int64 {
 	width := m.TripWindow / time.Duration(m.Buckets)
 	if t.Before(m.Origin) {
 		return 0

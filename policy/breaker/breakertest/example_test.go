@@ -6,7 +6,6 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/breaker/breakertest"
 )
@@ -34,22 +33,6 @@ func Example() {
 	rapid.Check(r, breakertest.StateMachine(checkoutBreaker))
 	fmt.Println("property holds:", !r.Failed())
 	// Output: property holds: true
-}
-
-// The model on its own: what a breaker with this configuration must do.
-func ExampleModel() {
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	m := breakertest.NewModel(breaker.Config{ConsecutiveFailures: 2, BreakJitter: breaker.JitterNone}, t0)
-	for range 2 {
-		tk, _ := m.Admit(t0)
-		m.Record(t0, tk, outcome.Verdict{Kind: outcome.Transient}, time.Millisecond)
-	}
-	_, retryAfter := m.Admit(t0)
-	fmt.Println(m.State(t0), retryAfter)
-	fmt.Println(m.State(t0.Add(15 * time.Second)))
-	// Output:
-	// open 15s
-	// half-open
 }
 
 // reporter is a rapid.TB that records failures instead of failing a test.

@@ -16,10 +16,11 @@ import (
 )
 
 // StateMachine returns a rapid property that builds a breaker from cfg on a fake
-// clock (cfg's Clock, Rand and OnEvent are replaced) and a [Model] beside it, runs
-// random operations on both (admissions, outcomes of every kind and duration,
-// clock advances, Isolate, IsolateFor, Reset, SetShadow, state reads) and fails
-// on the first step where
+// clock (cfg's Clock, Rand and OnEvent are replaced) and, beside it, a
+// reference model of its state machine written for clarity rather than speed,
+// runs random operations on both (admissions, outcomes of every kind and
+// duration, clock advances, Isolate, IsolateFor, Reset, SetShadow, state reads)
+// and fails on the first step where
 //
 //   - the breaker and the model disagree on an admission, a retry-after hint or
 //     any field of [breaker.Snapshot];
@@ -94,7 +95,7 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
-		m := NewModel(c, clock.Now())
+		m := newModel(c, clock.Now())
 		m.Served = func(time.Duration) time.Duration { return b.Snapshot().Break }
 		h := &harness{b: b, m: m, clock: clock, events: &events, rejections: &rejections}
 		t.Repeat(map[string]func(*rapid.T){
@@ -154,7 +155,7 @@ func StateMachine(cfg breaker.Config) func(*rapid.T) {
 
 type harness struct {
 	b          *breaker.Breaker
-	m          *Model
+	m          *model
 	clock      *clockwork.FakeClock
 	events     *[]breaker.Transition
 	rejections *[]breaker.Rejection
@@ -164,7 +165,7 @@ type harness struct {
 
 type flight struct {
 	real  breaker.Ticket
-	model ModelTicket
+	model modelTicket
 	ramp  int // the number of the ramp that admitted it (see rampsStarted), or 0
 }
 
@@ -427,7 +428,7 @@ func (h *harness) check(t *rapid.T) {
 		if got.Nominal < h.m.BreakDuration || got.Nominal > h.m.MaxBreak {
 			t.Fatalf("nominal break %v outside [%v, %v]", got.Nominal, h.m.BreakDuration, h.m.MaxBreak)
 		}
-		if lo, hi := h.m.Jitter.Bounds(got.Nominal); !forced(ev) && (got.Break < lo || got.Break > hi) {
+		if lo, hi := jitterBounds(h.m.Jitter, got.Nominal); !forced(ev) && (got.Break < lo || got.Break > hi) {
 			t.Fatalf("break %v outside %v jitter bounds [%v, %v]", got.Break, h.m.Jitter, lo, hi)
 		}
 	}

@@ -5,17 +5,17 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
-// Model is a reference model of [breaker.Breaker]: the same state machine written
+// model is a reference model of [breaker.Breaker]: the same state machine written
 // as plainly as possible, with every sample kept in a list instead of a ring of
-// buckets. Its normal latency is read from a [latency.Window], the histogram the
+// buckets. Its normal latency is read from a [histogram.Window], the histogram the
 // breaker specifies; everything else is its own. It takes the time of every
 // operation as an argument and is not safe for concurrent use.
-type Model struct {
+type model struct {
 	// The configuration, with defaults filled in.
 	Consecutive, MinimumCalls, Buckets, Probes, ProbeSuccesses, ProbeSlowLead int
 	FailureRatio, SlowCallRatio, ProbeSlowFraction                            float64
@@ -72,7 +72,7 @@ type Model struct {
 // modelNormal is the latency baseline; latencies is nil when SlowCallsOn is
 // false.
 type modelNormal struct {
-	latencies *latency.Window
+	latencies *histogram.Window
 }
 
 // modelBreaks is the schedule of breaks.
@@ -98,8 +98,8 @@ type modelRamp struct {
 	failures int // failures in a row
 }
 
-// ModelTicket is the model's admission of one attempt.
-type ModelTicket struct {
+// modelTicket is the model's admission of one attempt.
+type modelTicket struct {
 	// Admitted is false for a refusal.
 	Admitted bool
 	// Probe is the probe slot id, or 0.
@@ -114,16 +114,16 @@ type ModelTicket struct {
 	Shadow bool
 }
 
-// NewModel returns the model of a breaker built from cfg at time origin. cfg must
+// newModel returns the model of a breaker built from cfg at time origin. cfg must
 // be valid.
-func NewModel(cfg breaker.Config, origin time.Time) *Model {
+func newModel(cfg breaker.Config, origin time.Time) *model {
 	or := func(v, def int) int {
 		if v == 0 {
 			return def
 		}
 		return v
 	}
-	m := &Model{
+	m := &model{
 		Consecutive:       or(cfg.ConsecutiveFailures, breakerconf.DefaultConsecutiveFailures),
 		MinimumCalls:      or(cfg.MinimumCalls, breakerconf.DefaultMinimumCalls),
 		Buckets:           or(cfg.WindowBuckets, breakerconf.DefaultWindowBuckets),
@@ -163,7 +163,7 @@ func NewModel(cfg breaker.Config, origin time.Time) *Model {
 }
 
 // State is what the breaker's State method must read at now.
-func (m *Model) State(now time.Time) breaker.State {
+func (m *model) State(now time.Time) breaker.State {
 	if m.state == breaker.Open && !now.Before(m.breaks.until) {
 		return breaker.HalfOpen
 	}
@@ -174,7 +174,7 @@ func (m *Model) State(now time.Time) breaker.State {
 }
 
 // Snapshot is what the breaker's Snapshot method must read at now.
-func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
+func (m *model) Snapshot(now time.Time) breaker.Snapshot {
 	s := breaker.Snapshot{
 		State: m.State(now), ConsecutiveFailures: m.evidence.failures, Trips: m.breaks.trips,
 		Nominal: m.breaks.nominal, Break: m.breaks.served, BreakEnds: m.breaks.until, ProbeSuccesses: m.probes.successes, SlowProbes: m.probes.slow,
@@ -211,25 +211,25 @@ func (m *Model) Snapshot(now time.Time) breaker.Snapshot {
 // Admit decides an admission at now, returning the ticket and, for a refusal,
 // the retry-after hint. In shadow mode a refusal is a ticket with Shadow set,
 // returned with the hint the refusal would have carried (its Rejection's).
-func (m *Model) Admit(now time.Time) (ModelTicket, time.Duration) {
+func (m *model) Admit(now time.Time) (modelTicket, time.Duration) {
 	t, hint := m.admit(now)
 	if !t.Admitted && m.Shadow {
-		return ModelTicket{Admitted: true, Shadow: true, Start: now}, hint
+		return modelTicket{Admitted: true, Shadow: true, Start: now}, hint
 	}
 	return t, hint
 }
 
 // admit is Admit in the real mode.
-func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
+func (m *model) admit(now time.Time) (modelTicket, time.Duration) {
 	switch m.state {
 	case breaker.Isolated:
-		return ModelTicket{}, 0
+		return modelTicket{}, 0
 	case breaker.Open:
 		if now.Before(m.breaks.until) {
 			if t, ok := m.admitTrickle(now); ok {
 				return t, 0
 			}
-			return ModelTicket{}, m.breaks.until.Sub(now)
+			return modelTicket{}, m.breaks.until.Sub(now)
 		}
 		m.transition(breaker.HalfOpen, breaker.CauseBreakElapsed)
 		m.probes.successes, m.probes.slow = 0, 0
@@ -237,7 +237,7 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 		return m.admitRamp(now)
 	}
 	if m.state != breaker.HalfOpen {
-		return ModelTicket{Admitted: true, Start: now}, 0
+		return modelTicket{Admitted: true, Start: now}, 0
 	}
 	t, _ := m.takeSlot(now)
 	return t, 0
@@ -245,7 +245,7 @@ func (m *Model) admit(now time.Time) (ModelTicket, time.Duration) {
 
 // Record applies the outcome v, of duration d, of the attempt t at now, by
 // the state the model is in.
-func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.Duration) {
+func (m *model) Record(now time.Time, t modelTicket, v outcome.Verdict, d time.Duration) {
 	if !t.Admitted || t.Shadow {
 		return
 	}
@@ -269,7 +269,7 @@ func (m *Model) Record(now time.Time, t ModelTicket, v outcome.Verdict, d time.D
 	}
 }
 
-func (m *Model) trip(now time.Time, cause breaker.Cause) {
+func (m *model) trip(now time.Time, cause breaker.Cause) {
 	m.breaks.trips++
 	m.breaks.nominal = m.BreakDuration
 	for range m.breaks.trips - 1 {
@@ -279,8 +279,7 @@ func (m *Model) trip(now time.Time, cause breaker.Cause) {
 	if m.Served != nil {
 		m.breaks.served = m.Served(m.breaks.nominal)
 	}
-	lo := map[breaker.Jitter]time.Duration{breaker.JitterEqual: m.breaks.nominal / 2, breaker.JitterNone: m.breaks.nominal}[m.Jitter]
-	if (m.breaks.served < lo || m.breaks.served > m.breaks.nominal) && m.Err == nil {
+	if lo, hi := jitterBounds(m.Jitter, m.breaks.nominal); (m.breaks.served < lo || m.breaks.served > hi) && m.Err == nil {
 		m.Err = fmt.Errorf("breakertest: %v jitter served %v for a nominal break of %v", m.Jitter, m.breaks.served, m.breaks.nominal)
 	}
 	m.breaks.until = now.Add(m.breaks.served)
@@ -291,21 +290,36 @@ func (m *Model) trip(now time.Time, cause breaker.Cause) {
 	m.clear()
 }
 
+// jitterBounds returns the shortest and longest break j may serve for the
+// nominal break d, by the rule the Jitter constants document: JitterEqual
+// [d/2, d] (an odd d's half rounded up), JitterFull [0, d], JitterNone exactly
+// d. The model states the rule itself rather than asking the breaker, so that
+// the property checks the breaker against it.
+func jitterBounds(j breaker.Jitter, d time.Duration) (lo, hi time.Duration) {
+	switch j {
+	case breaker.JitterFull:
+		return 0, d
+	case breaker.JitterNone:
+		return d, d
+	}
+	return d - d/2, d
+}
+
 // transition moves the model to state to, and lists the change.
-func (m *Model) transition(to breaker.State, cause breaker.Cause) {
+func (m *model) transition(to breaker.State, cause breaker.Cause) {
 	m.Transitions = append(m.Transitions, breaker.Transition{From: m.state, To: to, Cause: cause, Shadow: m.Shadow})
 	m.state = to
 }
 
 // clear forgets the trip window, the failure run and the probes; never the
 // baselines.
-func (m *Model) clear() {
+func (m *model) clear() {
 	m.evidence.failures, m.probes.successes, m.probes.slow, m.evidence.samples = 0, 0, 0, nil
 	clear(m.probes.slots)
 }
 
 // Isolate applies Breaker.Isolate.
-func (m *Model) Isolate() {
+func (m *model) Isolate() {
 	if m.state != breaker.Isolated {
 		m.transition(breaker.Isolated, breaker.CauseIsolate)
 		m.clear()
@@ -314,7 +328,7 @@ func (m *Model) Isolate() {
 
 // IsolateFor applies Breaker.IsolateFor(d) at now: Open for exactly d, from
 // any state, without counting a trip.
-func (m *Model) IsolateFor(now time.Time, d time.Duration) {
+func (m *model) IsolateFor(now time.Time, d time.Duration) {
 	if m.state == breaker.Recovering && m.rampFraction(now) >= 1 {
 		m.closeRamp(now) // it read Closed: close it first, as an admission would
 	}
@@ -327,10 +341,10 @@ func (m *Model) IsolateFor(now time.Time, d time.Duration) {
 }
 
 // SetShadow applies Breaker.SetShadow(on).
-func (m *Model) SetShadow(on bool) { m.Shadow = on }
+func (m *model) SetShadow(on bool) { m.Shadow = on }
 
 // Reset applies Breaker.Reset.
-func (m *Model) Reset() {
+func (m *model) Reset() {
 	if m.state != breaker.Closed {
 		m.transition(breaker.Closed, breaker.CauseReset)
 	}

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/resilience-go/pipeline/internal/breakerconf"
-	"github.com/resilience-go/pipeline/latency"
+	"github.com/resilience-go/pipeline/internal/histogram"
 	"github.com/resilience-go/pipeline/policy/breaker"
 )
 
 // newNormals fills in the model's measured normals from cfg, which is valid.
-func (m *Model) newNormals(cfg breaker.Config) {
+func (m *model) newNormals(cfg breaker.Config) {
 	orF := func(v, def float64) float64 {
 		if v == 0 {
 			return def
@@ -40,9 +40,9 @@ func (m *Model) newNormals(cfg breaker.Config) {
 		m.SlowCallsWindow = time.Duration(widened)
 	}
 	if m.SlowCallsOn {
-		w, err := latency.NewWindow(m.SlowCallsWindow, breakerconf.BaselineSlices)
+		w, err := histogram.New(m.SlowCallsWindow, breakerconf.BaselineSlices)
 		if err != nil {
-			panic("breakertest: NewModel: invalid SlowCalls.Window: " + err.Error())
+			panic("breakertest: newModel: invalid SlowCalls.Window: " + err.Error())
 		}
 		m.normal.latencies = w
 	}
@@ -69,7 +69,7 @@ func (m *Model) newNormals(cfg breaker.Config) {
 
 // isSlow reports whether an attempt of duration d ending at now is slow: longer
 // than the effective slow-call threshold.
-func (m *Model) isSlow(now time.Time, d time.Duration) bool {
+func (m *model) isSlow(now time.Time, d time.Duration) bool {
 	limit, ok := m.slowCallLimit(now)
 	return ok && d > limit
 }
@@ -77,7 +77,7 @@ func (m *Model) isSlow(now time.Time, d time.Duration) bool {
 // isSlowProbe reports whether a probe of duration d ending at now is slow:
 // longer than ProbeSlowFraction of the effective slow-call threshold, rounded
 // down to the nanosecond and at least one.
-func (m *Model) isSlowProbe(now time.Time, d time.Duration) bool {
+func (m *model) isSlowProbe(now time.Time, d time.Duration) bool {
 	limit, ok := m.slowCallLimit(now)
 	if ok && m.ProbeSlowFraction < 1 {
 		limit = max(time.Duration(float64(limit)*m.ProbeSlowFraction), time.Nanosecond)
@@ -87,7 +87,7 @@ func (m *Model) isSlowProbe(now time.Time, d time.Duration) bool {
 
 // slowCallLimit returns the effective slow-call threshold at now, and false when
 // no threshold is armed.
-func (m *Model) slowCallLimit(now time.Time) (time.Duration, bool) {
+func (m *model) slowCallLimit(now time.Time) (time.Duration, bool) {
 	limits := []time.Duration{}
 	if m.SlowCallThreshold > 0 {
 		limits = append(limits, m.SlowCallThreshold)
@@ -107,7 +107,7 @@ func (m *Model) slowCallLimit(now time.Time) (time.Duration, bool) {
 }
 
 // NormalLatency is what the breaker's NormalLatency must return at now.
-func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
+func (m *model) NormalLatency(now time.Time) (time.Duration, bool) {
 	if !m.SlowCallsOn {
 		return 0, false
 	}
@@ -121,7 +121,7 @@ func (m *Model) NormalLatency(now time.Time) (time.Duration, bool) {
 // baselineCounts returns the evidence samples and failures of the failure
 // baseline at now: those recorded while Closed in the bucket of now and the
 // BaselineSlices-1 before it.
-func (m *Model) baselineCounts(now time.Time) (calls, failures int) {
+func (m *model) baselineCounts(now time.Time) (calls, failures int) {
 	width := m.FailuresWindow / breakerconf.BaselineSlices
 	index := func(t time.Time) int64 { return int64(t.Sub(m.Origin) / width) }
 	for len(m.evidence.outcomes) > 0 && index(now)-index(m.evidence.outcomes[0].at) >= breakerconf.BaselineSlices {
@@ -137,7 +137,7 @@ func (m *Model) baselineCounts(now time.Time) (calls, failures int) {
 }
 
 // NormalFailureRate is what the breaker's NormalFailureRate must return at now.
-func (m *Model) NormalFailureRate(now time.Time) (float64, bool) {
+func (m *model) NormalFailureRate(now time.Time) (float64, bool) {
 	if !m.FailuresOn {
 		return 0, false
 	}
@@ -150,7 +150,7 @@ func (m *Model) NormalFailureRate(now time.Time) (float64, bool) {
 
 // relativePoint returns the relative trip point at now, and false while it is
 // disarmed.
-func (m *Model) relativePoint(now time.Time) (float64, bool) {
+func (m *model) relativePoint(now time.Time) (float64, bool) {
 	rate, ok := m.NormalFailureRate(now)
 	if !ok {
 		return 0, false
@@ -165,7 +165,7 @@ func (m *Model) relativePoint(now time.Time) (float64, bool) {
 // failureTripPoint is the effective failure-ratio trip point at now, as the
 // breaker's Snapshot reports it: the relative point when armed, else
 // FailureRatio (0 when unset).
-func (m *Model) failureTripPoint(now time.Time) float64 {
+func (m *model) failureTripPoint(now time.Time) float64 {
 	if point, ok := m.relativePoint(now); ok {
 		return point
 	}
@@ -177,7 +177,7 @@ func (m *Model) failureTripPoint(now time.Time) float64 {
 // MinimumCalls samples in the trip window, the window's failure ratio over
 // the effective trip point, the relative one counting only from two failures
 // (one failure cannot trip it) and FailureRatio from the first.
-func (m *Model) Pressure(now time.Time) float64 {
+func (m *model) Pressure(now time.Time) float64 {
 	if m.state != breaker.Closed {
 		return 1 // Recovering with its ramp run out too: nothing has closed it yet
 	}

@@ -16,14 +16,14 @@ type modelProbes struct {
 
 // takeSlot gives a probe slot to an attempt at now, once the expired ones are
 // freed, and reports false when every slot is held.
-func (m *Model) takeSlot(now time.Time) (ModelTicket, bool) {
+func (m *model) takeSlot(now time.Time) (modelTicket, bool) {
 	for id, exp := range m.probes.slots {
 		if !now.Before(exp) {
 			delete(m.probes.slots, id)
 		}
 	}
 	if len(m.probes.slots) >= m.Probes {
-		return ModelTicket{}, false
+		return modelTicket{}, false
 	}
 	m.probes.lastID++
 	life := m.breaks.nominal
@@ -31,12 +31,12 @@ func (m *Model) takeSlot(now time.Time) (ModelTicket, bool) {
 		life = m.BreakDuration
 	}
 	m.probes.slots[m.probes.lastID] = now.Add(life)
-	return ModelTicket{Admitted: true, Probe: m.probes.lastID, Start: now}, true
+	return modelTicket{Admitted: true, Probe: m.probes.lastID, Start: now}, true
 }
 
 // takeProbe frees the probe slot of t and reports whether it was held and
 // unexpired at now.
-func (m *Model) takeProbe(now time.Time, t ModelTicket) bool {
+func (m *model) takeProbe(now time.Time, t modelTicket) bool {
 	exp, held := m.probes.slots[t.Probe]
 	if t.Probe == 0 || !held {
 		return false
@@ -46,7 +46,7 @@ func (m *Model) takeProbe(now time.Time, t ModelTicket) bool {
 }
 
 // recordProbe applies an outcome to a HalfOpen model.
-func (m *Model) recordProbe(now time.Time, t ModelTicket, failure, success bool, d time.Duration) {
+func (m *model) recordProbe(now time.Time, t modelTicket, failure, success bool, d time.Duration) {
 	if !m.takeProbe(now, t) {
 		return
 	}

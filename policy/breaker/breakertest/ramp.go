@@ -8,7 +8,7 @@ import (
 )
 
 // newRecovery fills in the model's recovery ramp from cfg, which is valid.
-func (m *Model) newRecovery(cfg breaker.Config) {
+func (m *model) newRecovery(cfg breaker.Config) {
 	r := cfg.Recovery
 	if r == nil {
 		return
@@ -43,7 +43,7 @@ func (m *Model) newRecovery(cfg breaker.Config) {
 // startRamp moves the model from HalfOpen to Recovering at now: a ramp of
 // RecoveryFraction of the time the model was open, within [RecoveryMinimum,
 // RecoveryMaximum].
-func (m *Model) startRamp(now time.Time, cause breaker.Cause) {
+func (m *model) startRamp(now time.Time, cause breaker.Cause) {
 	m.transition(breaker.Recovering, cause)
 	m.clear()
 	m.ramp.count++
@@ -58,7 +58,7 @@ func (m *Model) startRamp(now time.Time, cause breaker.Cause) {
 // RecoveryInitial at rampStart, rising linearly to 1 over rampLength, and
 // standing still from heldAt while held (the floating-point operations are
 // the breaker's, in its order, so that both admit the same attempts).
-func (m *Model) rampFraction(now time.Time) float64 {
+func (m *model) rampFraction(now time.Time) float64 {
 	if m.ramp.held {
 		now = m.ramp.heldAt
 	}
@@ -70,22 +70,22 @@ func (m *Model) rampFraction(now time.Time) float64 {
 }
 
 // admitRamp is an admission while Recovering.
-func (m *Model) admitRamp(now time.Time) (ModelTicket, time.Duration) {
+func (m *model) admitRamp(now time.Time) (modelTicket, time.Duration) {
 	p := m.rampFraction(now)
 	if p >= 1 {
 		m.closeRamp(now)
-		return ModelTicket{Admitted: true, Start: now}, 0
+		return modelTicket{Admitted: true, Start: now}, 0
 	}
 	m.credit += p
 	if m.credit < 1 {
-		return ModelTicket{}, 0 // no hint: it would aim every shed caller at one instant
+		return modelTicket{}, 0 // no hint: it would aim every shed caller at one instant
 	}
 	m.credit--
-	return ModelTicket{Admitted: true, Ramp: m.ramp.count, Start: now}, 0
+	return modelTicket{Admitted: true, Ramp: m.ramp.count, Start: now}, 0
 }
 
 // recordRamp applies an outcome while Recovering, before the ramp ran out.
-func (m *Model) recordRamp(now time.Time, t ModelTicket, failure, success bool, d time.Duration) {
+func (m *model) recordRamp(now time.Time, t modelTicket, failure, success bool, d time.Duration) {
 	if t.Ramp != m.ramp.count || t.Ramp == 0 {
 		return // not this ramp's attempt
 	}
@@ -118,14 +118,14 @@ func (m *Model) recordRamp(now time.Time, t ModelTicket, failure, success bool, 
 }
 
 // hold stops the ramp at now, unless it is stopped already.
-func (m *Model) hold(now time.Time) {
+func (m *model) hold(now time.Time) {
 	if !m.ramp.held {
 		m.ramp.held, m.ramp.heldAt = true, now
 	}
 }
 
 // closeRamp closes a model whose ramp has run out, at now.
-func (m *Model) closeRamp(now time.Time) {
+func (m *model) closeRamp(now time.Time) {
 	m.transition(breaker.Closed, breaker.CauseRampDone)
 	m.breaks.trips = 0
 	m.breaks.recovered, m.breaks.closedAt = true, now

@@ -14,13 +14,13 @@ type modelTrickle struct {
 
 // admitTrickle is an admission during a trip's break: the trickle's credit
 // or its longest gap, and a free slot.
-func (m *Model) admitTrickle(now time.Time) (ModelTicket, bool) {
+func (m *model) admitTrickle(now time.Time) (modelTicket, bool) {
 	if !m.trickle.on {
-		return ModelTicket{}, false
+		return modelTicket{}, false
 	}
 	m.credit = min(m.credit+m.RecoveryInitial, 1)
 	if m.credit < 1 && now.Sub(m.trickle.last) < m.RecoveryTrickleEvery {
-		return ModelTicket{}, false
+		return modelTicket{}, false
 	}
 	t, ok := m.takeSlot(now)
 	if ok {
@@ -32,7 +32,7 @@ func (m *Model) admitTrickle(now time.Time) (ModelTicket, bool) {
 
 // recordTrickle applies an outcome to an Open model: a fast success of a
 // trickled probe ends the break; nothing else does.
-func (m *Model) recordTrickle(now time.Time, t ModelTicket, success bool, d time.Duration) {
+func (m *model) recordTrickle(now time.Time, t modelTicket, success bool, d time.Duration) {
 	if m.takeProbe(now, t) && success && !m.isSlowProbe(now, d) {
 		m.transition(breaker.HalfOpen, breaker.CauseTrickle)
 		m.probes.successes, m.probes.slow = 1, 0

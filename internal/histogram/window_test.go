@@ -1,10 +1,11 @@
-package latency
+package histogram
 
 import (
 	"math"
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,33 +15,33 @@ const ms = time.Millisecond
 
 func mustWindow(t *testing.T, span time.Duration, n int) *Window {
 	t.Helper()
-	w, err := NewWindow(span, n)
+	w, err := New(span, n)
 	require.NoError(t, err)
 	return w
 }
 
-func TestNewWindowRefuses(t *testing.T) {
+func TestNewRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		span   time.Duration
 		slices int
 		want   []string
 	}{
-		{0, 10, []string{"latency: span must be positive, got 0s"}},
-		{-time.Second, 10, []string{"latency: span must be positive, got -1s"}},
-		{time.Second, 0, []string{"latency: slices must be between 1 and 1000, got 0"}},
-		{time.Second, -3, []string{"latency: slices must be between 1 and 1000, got -3"}},
-		{time.Hour, 1001, []string{"latency: slices must be between 1 and 1000, got 1001"}},
-		{9, 10, []string{"latency: span must be at least slices nanoseconds (a slice of at least 1ns), got span 9ns with slices 10"}},
+		{0, 10, []string{"histogram: span must be positive, got 0s"}},
+		{-time.Second, 10, []string{"histogram: span must be positive, got -1s"}},
+		{time.Second, 0, []string{"histogram: slices must be between 1 and 1000, got 0"}},
+		{time.Second, -3, []string{"histogram: slices must be between 1 and 1000, got -3"}},
+		{time.Hour, 1001, []string{"histogram: slices must be between 1 and 1000, got 1001"}},
+		{9, 10, []string{"histogram: span must be at least slices nanoseconds (a slice of at least 1ns), got span 9ns with slices 10"}},
 		{-time.Second, 0, []string{"span must be positive, got -1s", "slices must be between 1 and 1000, got 0"}},
 	} {
-		w, err := NewWindow(tc.span, tc.slices)
+		w, err := New(tc.span, tc.slices)
 		assert.Nil(t, w)
-		require.Error(t, err, "NewWindow(%v, %d)", tc.span, tc.slices)
+		require.Error(t, err, "New(%v, %d)", tc.span, tc.slices)
 		for _, s := range tc.want {
 			assert.Contains(t, err.Error(), s)
 		}
 	}
-	w, err := NewWindow(10, 10) // a slice of 1ns is the smallest allowed
+	w, err := New(10, 10) // a slice of 1ns is the smallest allowed
 	require.NoError(t, err)
 	assert.Equal(t, time.Duration(10), w.Span())
 }
@@ -300,7 +301,7 @@ func TestWindowDropsBeyondCapacity(t *testing.T) {
 }
 
 func TestHeldIsTheHistoryTheWindowHolds(t *testing.T) {
-	w, err := NewWindow(10*time.Second, 10)
+	w, err := New(10*time.Second, 10)
 	require.NoError(t, err)
 	assert.Zero(t, w.Held(0), "no samples")
 	w.Add(2500*time.Millisecond, time.Millisecond) // in the slice [2 s, 3 s)
@@ -313,4 +314,33 @@ func TestHeldIsTheHistoryTheWindowHolds(t *testing.T) {
 	assert.Zero(t, w.Held(time.Minute), "everything has expired")
 	_, n := w.Quantile(11*time.Second, 0.5)
 	assert.Equal(t, 2, n, "Held changed nothing")
+}
+
+func TestWindowSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are documented for 64-bit platforms")
+	}
+	assert.Equal(t, 344, int(unsafe.Sizeof(slice{})), "bytes per slice")
+	w, err := New(30*time.Second, 10)
+	require.NoError(t, err)
+	assert.Equal(t, int(unsafe.Sizeof(Window{}))+10*344, w.Bytes())
+}
+
+// A window's owner keeps it under its own lock and reads it at its own
+// clock's readings, as a circuit breaker keeps the median of its successful
+// attempts over five minutes. Every attempt took 20 ms, and the median reads
+// 20 ms: the forty samples share the bucket [19.95 ms, 23.73 ms), and the
+// bucket's mean places them.
+func TestWindowReadsASteadyLatencyAsItself(t *testing.T) {
+	w, err := New(5*time.Minute, 10)
+	require.NoError(t, err)
+	for i := range 40 {
+		now := time.Duration(i) * time.Second
+		w.Add(now, 20*time.Millisecond)
+		median, n := w.Quantile(now, 0.5)
+		if i == 39 {
+			assert.Equal(t, 20*time.Millisecond, median.Round(time.Millisecond))
+			assert.Equal(t, 40, n)
+		}
+	}
 }

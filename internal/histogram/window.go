@@ -1,10 +1,11 @@
-package latency
+package histogram
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // maxSamples is the most samples a Window holds at once: with every count a
@@ -32,11 +33,11 @@ const maxSamples = math.MaxUint32
 // until slices expire. Its memory is 344 bytes per slice plus 1128 bytes
 // (on 64-bit platforms).
 //
-// The zero Window is not usable: build one with [NewWindow]. A Window is NOT
+// The zero Window is not usable: build one with [New]. A Window is NOT
 // safe for concurrent use: its owner serializes calls, typically under a lock it
-// already holds. [Estimator] is a Window with its own lock.
+// already holds (latency.Estimator is a Window with its own lock).
 type Window struct {
-	span  time.Duration // as given to NewWindow
+	span  time.Duration // as given to New
 	width time.Duration // of a slice: span / len(ring), >= 1ns
 	next  time.Duration // start of the slice after the current one; a now at or past it rotates
 	cur   int           // ring index of the current slice
@@ -64,31 +65,31 @@ type slice struct {
 	counts [numBuckets]uint32
 }
 
-// NewWindow returns an empty window over span, cut into slices time slices. It
-// refuses a span that is not positive, slices outside 1..1000, and a span
-// shorter than slices nanoseconds, with an error naming each bad argument.
-func NewWindow(span time.Duration, slices int) (*Window, error) {
-	if err := checkWindow(span, slices, "span", "slices"); err != nil {
+// MaxSlices is the most slices a window may be cut into. Each slice costs
+// 344 bytes, so a window of MaxSlices slices takes about 344 KB.
+const MaxSlices = 1000
+
+// New returns an empty window over span, cut into slices time slices. It
+// refuses a span that is not positive, slices outside 1..MaxSlices, and a
+// span shorter than slices nanoseconds, with an error naming each bad
+// argument. Its owner checks its own configuration first, naming its own
+// fields, so that this error is one of its bugs.
+func New(span time.Duration, slices int) (*Window, error) {
+	var errs []error
+	if span <= 0 {
+		errs = append(errs, fmt.Errorf("histogram: span must be positive, got %v", span))
+	}
+	if slices < 1 || slices > MaxSlices {
+		errs = append(errs, fmt.Errorf("histogram: slices must be between 1 and %d, got %d", MaxSlices, slices))
+	}
+	if span > 0 && slices >= 1 && span < time.Duration(slices) {
+		errs = append(errs, fmt.Errorf("histogram: span must be at least slices nanoseconds (a slice of at least 1ns), got span %v with slices %d",
+			span, slices))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return newWindow(span, slices), nil
-}
-
-// checkWindow returns an error for every impossible span and slice count, named
-// spanName and slicesName in the messages.
-func checkWindow(span time.Duration, slices int, spanName, slicesName string) error {
-	var errs []error
-	if span <= 0 {
-		errs = append(errs, fmt.Errorf("latency: %s must be positive, got %v", spanName, span))
-	}
-	if slices < 1 || slices > maxSlices {
-		errs = append(errs, fmt.Errorf("latency: %s must be between 1 and %d, got %d", slicesName, maxSlices, slices))
-	}
-	if span > 0 && slices >= 1 && span < time.Duration(slices) {
-		errs = append(errs, fmt.Errorf("latency: %s must be at least %s nanoseconds (a slice of at least 1ns), got %s %v with %s %d",
-			spanName, slicesName, spanName, span, slicesName, slices))
-	}
-	return errors.Join(errs...)
 }
 
 // newWindow builds a window from arguments already checked.
@@ -205,7 +206,7 @@ func (w *Window) compute(q float64) time.Duration {
 		}
 		below += uint64(c)
 	}
-	panic("latency: histogram total is short of its sample count") // unreachable
+	panic("histogram: histogram total is short of its sample count") // unreachable
 }
 
 // rotate moves the window forward to the slice that holds now, expiring the
@@ -258,3 +259,16 @@ func (w *Window) rotate(now time.Duration) {
 		*s = slice{}
 	}
 }
+
+// Slices returns the number of slices the span is cut into.
+func (w *Window) Slices() int { return len(w.ring) }
+
+// Bytes returns the memory of w, its ring included, for an owner that
+// states its own size.
+func (w *Window) Bytes() int {
+	return int(unsafe.Sizeof(*w)) + cap(w.ring)*int(unsafe.Sizeof(slice{}))
+}
+
+// Bucket returns the index of the bucket a sample of d counts in, so that an
+// owner's tests can say that a quantile lies in the bucket of the exact one.
+func Bucket(d time.Duration) int { return bucketOf(d) }

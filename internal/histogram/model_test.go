@@ -1,4 +1,4 @@
-package latency
+package histogram
 
 import (
 	"math"
@@ -83,9 +83,9 @@ func newWindowMachine(t *rapid.T) *windowMachine {
 	n := rapid.IntRange(1, 12).Draw(t, "slices")
 	// A span that is not a multiple of slices rounds the width down.
 	extra := time.Duration(rapid.Int64Range(0, int64(n)-1).Draw(t, "extra"))
-	w, err := NewWindow(width*time.Duration(n)+extra, n)
+	w, err := New(width*time.Duration(n)+extra, n)
 	if err != nil {
-		t.Fatalf("NewWindow: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return &windowMachine{
 		w:   w,
