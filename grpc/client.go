@@ -16,7 +16,6 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/timeout"
-	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -65,7 +64,7 @@ type Client struct {
 	methods      map[string]Method
 	kinds        kinds
 	userClassify func(method string, err error, trailer metadata.MD) (outcome.Verdict, bool)
-	scopes       *registry.Registry[Key, *scope]
+	scopes       *keyed.Set[Key, *scope, *attempt]
 	obs          *keyed.Observer // Config.Observer's; nil for none
 }
 
@@ -96,6 +95,10 @@ type scope struct {
 	streams *pipeline.Pipeline[*attempt]
 }
 
+// preset returns the key's standard pipeline, for the set's health and
+// breaker listings.
+func (s *scope) preset() *standard.Pipeline[*attempt] { return s.std }
+
 // New returns a client configured by cfg, or an error naming every setting of
 // cfg that cannot work.
 func New(cfg Config) (*Client, error) {
@@ -115,17 +118,14 @@ func New(cfg Config) (*Client, error) {
 		}
 	}
 	c.cfg.Methods, c.cfg.Codes = nil, nil // copied above; the caller's maps are not kept
-	scopes, err := registry.New(registry.Config[Key, *scope]{
-		New:       c.build,
-		MaxKeys:   cfg.MaxScopes,
-		IdleAfter: cfg.IdleAfter,
-		Clock:     cfg.Clock,
+	scopes, err := keyed.NewSet(keyed.SetConfig[Key, *scope, *attempt]{
+		Build: c.build, Standard: (*scope).preset,
+		MaxKeys: cfg.MaxScopes, IdleAfter: cfg.IdleAfter, Clock: cfg.Clock, Observer: c.obs,
 	})
 	if err != nil {
 		return nil, err
 	}
 	c.scopes = scopes
-	keyed.Watch(c.obs, c, (*Client).Health)
 	return c, nil
 }
 
@@ -273,7 +273,7 @@ func (c *Client) Scope(key Key) (Scope, error) {
 // range c.Breakers. It is read-only, for health endpoints: it changes no
 // breaker and keeps no scope from going idle.
 func (c *Client) Breakers(f func(Key, breaker.Snapshot) bool) {
-	c.scopes.Range(func(k Key, s *scope) bool { return f(k, s.std.Breaker.Snapshot()) })
+	c.scopes.Breakers(f)
 }
 
 // Health is the source of a health view (package health) that lists every
@@ -282,9 +282,7 @@ func (c *Client) Breakers(f func(Key, breaker.Snapshot) bool) {
 // registry.Add(client.Health()). Reading it changes nothing and keeps no
 // scope from going idle.
 func (c *Client) Health() health.Source {
-	return health.Pipelines(func(yield func(*standard.Pipeline[*attempt]) bool) {
-		c.scopes.Range(func(_ Key, s *scope) bool { return yield(s.std) })
-	})
+	return c.scopes.Health()
 }
 
 // Len returns the number of scopes the client holds state for, at most

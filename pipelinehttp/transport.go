@@ -21,7 +21,6 @@ import (
 	"github.com/resilience-go/pipeline/outcome"
 	"github.com/resilience-go/pipeline/policy/breaker"
 	"github.com/resilience-go/pipeline/policy/timeout"
-	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -103,7 +102,7 @@ type Transport struct {
 	elapsed      clock.Elapsed     // clock, read by the bodies' stall watches
 	stalls       *callctx.Schedule // the bodies' stall watches, one runtime timer for all
 	obs          *keyed.Observer   // Config.Observer's; nil for none
-	hosts        *registry.Registry[Host, *scope]
+	hosts        *keyed.Set[Host, *scope, *http.Response]
 }
 
 // scope is the state of one host: its standard pipeline, for replayable
@@ -122,6 +121,10 @@ type scope struct {
 	// stall is the host's stall timeout for returned bodies; 0 for none.
 	stall time.Duration
 }
+
+// preset returns the key's standard pipeline, for the set's health and
+// breaker listings.
+func (s *scope) preset() *standard.Pipeline[*http.Response] { return s.std }
 
 // NewTransport returns a transport with every default over base (nil means
 // http.DefaultTransport): New(Config{Base: base}). It panics, naming the
@@ -153,17 +156,14 @@ func New(cfg Config) (*Transport, error) {
 	t.elapsed.Clock = cfg.Clock
 	t.elapsed.Start()
 	t.stalls = callctx.NewSchedule(cfg.Clock)
-	hosts, err := registry.New(registry.Config[Host, *scope]{
-		New:       t.build,
-		MaxKeys:   cfg.MaxHosts,
-		IdleAfter: cfg.IdleAfter,
-		Clock:     cfg.Clock,
+	hosts, err := keyed.NewSet(keyed.SetConfig[Host, *scope, *http.Response]{
+		Build: t.build, Standard: (*scope).preset,
+		MaxKeys: cfg.MaxHosts, IdleAfter: cfg.IdleAfter, Clock: cfg.Clock, Observer: t.obs,
 	})
 	if err != nil {
 		return nil, err
 	}
 	t.hosts = hosts
-	keyed.Watch(t.obs, t, (*Transport).Health)
 	return t, nil
 }
 
@@ -412,7 +412,7 @@ func (t *Transport) Pipeline(h Host) (*standard.Pipeline[*http.Response], error)
 // changes no breaker and keeps no host from going idle.
 func (t *Transport) Breakers(f func(Host, breaker.Snapshot) bool) {
 	t.mustBeBuilt()
-	t.hosts.Range(func(h Host, s *scope) bool { return f(h, s.std.Breaker.Snapshot()) })
+	t.hosts.Breakers(f)
 }
 
 // Health is the source of a health view (package health) that lists every
@@ -422,9 +422,7 @@ func (t *Transport) Breakers(f func(Host, breaker.Snapshot) bool) {
 // host from going idle.
 func (t *Transport) Health() health.Source {
 	t.mustBeBuilt()
-	return health.Pipelines(func(yield func(*standard.Pipeline[*http.Response]) bool) {
-		t.hosts.Range(func(_ Host, s *scope) bool { return yield(s.std) })
-	})
+	return t.hosts.Health()
 }
 
 // Len returns the number of hosts the transport holds state for, at most

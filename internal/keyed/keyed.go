@@ -1,6 +1,7 @@
 // Package keyed holds what the integrations that keep one standard pipeline
 // per key (package pipelinehttp per host, the grpc module per target and
-// method) share: the configuration of one key, and errors that name the field
+// method) share: the set of their keys' state, the configuration of one
+// key, what their health.Observer is told, and errors that name the field
 // they concern.
 package keyed
 

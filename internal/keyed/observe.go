@@ -46,12 +46,14 @@ func (o *Observer) Hook(onEvent func(context.Context, pipeline.Source, pipeline.
 	return pipeline.Hooks(o.obs.KeyedHook(o.family), onEvent)
 }
 
-// Watch has the observer read the health of owner, the integration, as
-// source returns it, for as long as owner lives: the observation holds owner
-// weakly, reports nothing once owner is unreachable, and ends when owner is
-// collected, so that an integration built again and again (a configuration
-// reloaded) on one observer leaves nothing behind. Nothing for a nil o.
-func Watch[O any](o *Observer, owner *O, source func(*O) health.Source) {
+// watch has the observer read the health of owner, an integration's Set,
+// as source returns it, for as long as owner lives: the observation holds
+// owner weakly, reports nothing once owner is unreachable, and ends when
+// owner is collected, so that an integration built again and again (a
+// configuration reloaded) on one observer leaves nothing behind. The
+// integration holds its set alone, so the set lives as long as it does.
+// Nothing for a nil o.
+func watch[O any](o *Observer, owner *O, source func(*O) health.Source) {
 	if o == nil {
 		return
 	}
