@@ -14,22 +14,8 @@ import (
 	"github.com/resilience-go/pipeline"
 	"github.com/resilience-go/pipeline/health"
 	"github.com/resilience-go/pipeline/internal/keyed"
-	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/outcome"
-	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
-)
-
-// Defaults of the scope registry, for the zero values of Config.MaxScopes and
-// Config.IdleAfter: the registry's own (see docs/registry.md).
-const (
-	// defaultMaxScopes is the most scopes a client keeps state for: 1024,
-	// room for every target (and method with a scope of its own) a service
-	// calls, while bounding what targets built from user input can cost.
-	defaultMaxScopes = registry.DefaultMaxKeys
-	// defaultIdleAfter is how long a scope goes unused before its state may
-	// be evicted: 10 minutes.
-	defaultIdleAfter = registry.DefaultIdleAfter
 )
 
 // Config configures a [Client]. Its zero value runs every RPC through the
@@ -85,8 +71,10 @@ type Config struct {
 	// stops, breaker and budget are in its metrics, from this one field.
 	Observer health.Observer
 	// MaxScopes is the most scopes whose state is kept at once; a new scope
-	// beyond it evicts the one used longest ago. Zero means 1024; negative
-	// is refused.
+	// beyond it evicts the one used longest ago. Zero means 1024, the
+	// registry's default: room for every target (and method with a scope of
+	// its own) a service calls, while bounding what targets built from user
+	// input can cost; negative is refused.
 	MaxScopes int
 	// IdleAfter is how long a scope may go unused before its state is
 	// evicted at the next insertion of a new scope. Zero means 10 min;
@@ -148,21 +136,10 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("pipelinegrpc: Config."+format, args...))
 	}
-	if c.Observer != nil && nilness.Of(c.Observer) {
-		bad("Observer is a nil %T: pass nil for none, or one that exists", c.Observer)
-	}
-	if c.MaxScopes < 0 {
-		bad("MaxScopes must not be negative (0 means the default %d), got %d", defaultMaxScopes, c.MaxScopes)
-	}
-	if c.IdleAfter < 0 {
-		bad("IdleAfter must not be negative (0 means the default %v), got %v", defaultIdleAfter, c.IdleAfter)
-	}
-	if c.Standard.Name != "" {
-		bad("Standard.Name must be empty: each scope's pipeline is named after its key, got %q", c.Standard.Name)
-	}
-	if c.Standard.Clock != nil {
-		bad("Standard.Clock must be nil: set Config.Clock, the clock of every scope")
-	}
+	errs = append(errs, keyed.Settings{
+		Package: "pipelinegrpc", Unit: "scope", Key: "key", MaxField: "MaxScopes",
+		Observer: c.Observer, MaxKeys: c.MaxScopes, IdleAfter: c.IdleAfter, Standard: c.Standard,
+	}.Problems()...)
 	for name := range c.Methods {
 		if !validMethod(name) {
 			bad("Methods: %q is neither a method (\"/pkg.Service/Method\") nor a service (\"/pkg.Service/\")", name)

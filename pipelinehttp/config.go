@@ -15,21 +15,7 @@ import (
 	"github.com/resilience-go/pipeline/internal/keyed"
 	"github.com/resilience-go/pipeline/internal/nilness"
 	"github.com/resilience-go/pipeline/outcome"
-	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
-)
-
-// Defaults of the per-host registry, for the zero values of Config.MaxHosts
-// and Config.IdleAfter: the registry's own (see docs/registry.md).
-const (
-	// defaultMaxHosts is the most hosts a transport keeps state for: 1024, room
-	// for every host a service calls, while bounding what hosts taken from
-	// user input can cost (about 10 KB each).
-	defaultMaxHosts = registry.DefaultMaxKeys
-	// defaultIdleAfter is how long a host goes unused before its state may be
-	// evicted: 10 minutes, twice the window over which a breaker measures its
-	// normal latency.
-	defaultIdleAfter = registry.DefaultIdleAfter
 )
 
 // Config configures a [Transport]. Its zero value is the standard pipeline
@@ -76,12 +62,15 @@ type Config struct {
 	// breaker and budget are in its metrics, from this one field.
 	Observer health.Observer
 	// MaxHosts is the most hosts whose state is kept at once; a new host
-	// beyond it evicts the one seen longest ago. Zero means 1024;
-	// negative is refused.
+	// beyond it evicts the one seen longest ago. Zero means 1024, the
+	// registry's default: room for every host a service calls, while
+	// bounding what hosts taken from user input can cost (about 10 KB
+	// each); negative is refused.
 	MaxHosts int
 	// IdleAfter is how long a host may go unused before its state is evicted
-	// at the next insertion of a new host. Zero means 10 min;
-	// negative is refused.
+	// at the next insertion of a new host. Zero means 10 min, twice the
+	// window over which a breaker measures its normal latency; negative is
+	// refused.
 	IdleAfter time.Duration
 	// PropagateDeadline, if not nil, says which hosts are told how long the
 	// caller will wait: each attempt to a host it returns true for carries
@@ -124,21 +113,10 @@ func (c Config) Validate() error {
 	if c.Base != nil && nilness.Of(c.Base) {
 		bad("Base is a nil %T: pass nil for http.DefaultTransport, or a transport that exists", c.Base)
 	}
-	if c.Observer != nil && nilness.Of(c.Observer) {
-		bad("Observer is a nil %T: pass nil for none, or one that exists", c.Observer)
-	}
-	if c.MaxHosts < 0 {
-		bad("MaxHosts must not be negative (0 means the default %d), got %d", defaultMaxHosts, c.MaxHosts)
-	}
-	if c.IdleAfter < 0 {
-		bad("IdleAfter must not be negative (0 means the default %v), got %v", defaultIdleAfter, c.IdleAfter)
-	}
-	if c.Standard.Name != "" {
-		bad("Standard.Name must be empty: each host's pipeline is named after its host, got %q", c.Standard.Name)
-	}
-	if c.Standard.Clock != nil {
-		bad("Standard.Clock must be nil: set Config.Clock, the clock of every host")
-	}
+	errs = append(errs, keyed.Settings{
+		Package: "pipelinehttp", Unit: "host", Key: "host", MaxField: "MaxHosts",
+		Observer: c.Observer, MaxKeys: c.MaxHosts, IdleAfter: c.IdleAfter, Standard: c.Standard,
+	}.Problems()...)
 	if err := c.Standard.Validate(); err != nil {
 		errs = append(errs, keyed.Within("pipelinehttp: Config.Standard", err))
 	}

@@ -9,10 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/resilience-go/pipeline"
+	"github.com/resilience-go/pipeline/health"
+	"github.com/resilience-go/pipeline/internal/nilness"
+	"github.com/resilience-go/pipeline/registry"
 	"github.com/resilience-go/pipeline/standard"
 )
 
@@ -60,4 +64,47 @@ func Config(shared standard.Config, name string, override func(standard.Config) 
 	cfg.Hedge.Repeatable = true
 	cfg.Breaker.OnEvent = pipeline.Hooks(onEvent, cfg.Breaker.OnEvent)
 	return cfg, nil
+}
+
+// Settings are the settings every keyed integration's configuration has,
+// for [Settings.Problems] to check under the integration's own field
+// names.
+type Settings struct {
+	// Package prefixes each problem ("pipelinehttp"), Unit is what a key's
+	// state is called ("host", "scope"), Key what its pipeline is named
+	// after ("host", "key"), and MaxField names the bound on keys
+	// ("MaxHosts").
+	Package, Unit, Key, MaxField string
+
+	Observer  health.Observer
+	MaxKeys   int
+	IdleAfter time.Duration
+	Standard  standard.Config
+}
+
+// Problems returns every setting of s that cannot work, each naming its
+// field and value as Config.Validate reports it, in the order of the
+// fields; the checks of Standard's own fields are the integration's to add
+// (keyed.Within), after its own.
+func (s Settings) Problems() []error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(s.Package+": Config."+format, args...))
+	}
+	if s.Observer != nil && nilness.Of(s.Observer) {
+		bad("Observer is a nil %T: pass nil for none, or one that exists", s.Observer)
+	}
+	if s.MaxKeys < 0 {
+		bad("%s must not be negative (0 means the default %d), got %d", s.MaxField, registry.DefaultMaxKeys, s.MaxKeys)
+	}
+	if s.IdleAfter < 0 {
+		bad("IdleAfter must not be negative (0 means the default %v), got %v", registry.DefaultIdleAfter, s.IdleAfter)
+	}
+	if s.Standard.Name != "" {
+		bad("Standard.Name must be empty: each %s's pipeline is named after its %s, got %q", s.Unit, s.Key, s.Standard.Name)
+	}
+	if s.Standard.Clock != nil {
+		bad("Standard.Clock must be nil: set Config.Clock, the clock of every %s", s.Unit)
+	}
+	return errs
 }
